@@ -54,15 +54,15 @@ func (t *Table) Column(name string) *Column {
 
 // Ctrl holds the ctrl section fields the tools use.
 type Ctrl struct {
-	Title         string
-	Label         string
-	LabelAlt      []string // label_alt, split on commas
-	LabelAltForce bool
-	SearchFields  []string // searchFields, split on commas
-	AdminOnly     bool     // any truthy value
-	RootLevel     int      // 0 pages only, 1 root only, -1 both
-	Delete        string   // column name of the deleted flag, or ""
-	EnableColumns EnableColumns
+	Title                 string
+	Label                 string
+	LabelAlt              []string // label_alt, split on commas
+	LabelAltForce         bool
+	SearchFields          []string // searchFields, split on commas
+	AdminOnly             bool     // any truthy value
+	RootLevel             int      // 0 pages only, 1 root only, -1 both
+	Delete                string   // column name of the deleted flag, or ""
+	EnableColumns         EnableColumns
 	LanguageField         string
 	TransOrigPointerField string
 	VersioningWS          bool
@@ -70,6 +70,9 @@ type Ctrl struct {
 	DefaultSortBy         string
 	Type                  string // column holding the record type, or ""
 	Hidden                bool   // ctrl.hideTable
+	// Raw is the whole ctrl array as loaded (see Plain), for fields the
+	// typed view leaves out (tstamp, crdate, descriptionColumn, …).
+	Raw map[string]any
 }
 
 // EnableColumns are the columns behind the default restrictions.
@@ -100,7 +103,8 @@ type ColumnConfig struct {
 	// (type flex only).
 	DS             map[string]string
 	DSPointerField string
-	// Raw is the full config array as loaded, for schema readouts.
+	// Raw is the full config array as loaded, for schema readouts. Nested
+	// arrays are converted as Plain does.
 	Raw map[string]any
 }
 
