@@ -1,0 +1,195 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+// versionTable is goose's own table; SchemaVersion reads it.
+const versionTable = "goose_db_version"
+
+// sqlStore is the one implementation of Store, shared by every driver.
+type sqlStore struct {
+	drv    Driver
+	w, r   *sql.DB
+	now    func() time.Time
+	log    *slog.Logger
+	closed sync.Once
+	cerr   error
+}
+
+var _ Store = (*sqlStore)(nil)
+
+// New migrates the driver's database to the current schema and returns a
+// Store on it. On error it closes the driver. Most callers want Open.
+func New(ctx context.Context, drv Driver, params OpenParams) (Store, error) {
+	s := &sqlStore{
+		drv: drv,
+		w:   drv.Writer(),
+		r:   drv.Reader(),
+		now: params.Now,
+		log: params.Logger,
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if err := s.migrate(ctx); err != nil {
+		_ = drv.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *sqlStore) migrate(ctx context.Context) error {
+	opts := []goose.ProviderOption{
+		goose.WithDisableGlobalRegistry(true),
+		goose.WithSlog(s.log),
+	}
+	if s.drv.Dialect() == goose.DialectPostgres {
+		// Several processes may start at once; the advisory lock lets one
+		// migrate while the others wait (polled each second, 5 minutes at most).
+		locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
+		if err != nil {
+			return fmt.Errorf("store: cannot set up the migration lock: %w", err)
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	p, err := goose.NewProvider(s.drv.Dialect(), s.w, s.drv.Migrations(), opts...)
+	if err != nil {
+		return fmt.Errorf("store: cannot load the %s migrations: %w", s.drv.Dialect(), err)
+	}
+	// p is not closed: its Close would close our writer pool.
+
+	// SQLite has no migration lock, so a second process may apply a step
+	// between our look and our attempt; goose then fails on that step. We
+	// retry for as long as the schema moves forward, which bounds the loop
+	// by the number of migrations.
+	for {
+		current, target, err := p.GetVersions(ctx)
+		if err != nil {
+			return fmt.Errorf("store: cannot read the schema version of %s: %w", s.drv.Describe(), err)
+		}
+		if current > target {
+			return fmt.Errorf("store: %s has schema version %d, newer than the %d this t3agent knows; upgrade t3agent or use another database",
+				s.drv.Describe(), current, target)
+		}
+		results, upErr := p.Up(ctx)
+		for _, r := range results {
+			if r.Error == nil {
+				s.log.InfoContext(ctx, "store migration applied", "database", s.drv.Describe(),
+					"version", r.Source.Version, "duration", r.Duration)
+			}
+		}
+		if upErr == nil {
+			s.log.DebugContext(ctx, "store ready", "database", s.drv.Describe(), "schema_version", target)
+			return nil
+		}
+		after, _, verr := p.GetVersions(ctx)
+		if verr != nil || after <= current || ctx.Err() != nil {
+			return fmt.Errorf("store: migrating %s to schema version %d failed: %w", s.drv.Describe(), target, upErr)
+		}
+		s.log.InfoContext(ctx, "store migration raced another process; retrying", "database", s.drv.Describe(), "error", upErr)
+	}
+}
+
+// stamp is the store's notion of now: UTC and microsecond precision, the
+// finest PostgreSQL keeps, so every driver returns what it stored.
+func (s *sqlStore) stamp() time.Time {
+	return s.now().UTC().Truncate(time.Microsecond)
+}
+
+// writeTx runs fn in one transaction on the writer. On SQLite the
+// transaction begins IMMEDIATE, taking the write lock up front. fn must use
+// only tx: the SQLite writer has one connection, so touching s.w inside fn
+// would wait for itself.
+func (s *sqlStore) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, ignoreDone(tx.Rollback()))
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// ignoreDone drops the error Rollback reports when the driver already
+// ended the transaction (e.g. on context cancellation).
+func ignoreDone(err error) error {
+	if errors.Is(err, sql.ErrTxDone) {
+		return nil
+	}
+	return err
+}
+
+func (s *sqlStore) Ping(ctx context.Context) error {
+	if err := s.w.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: %s does not answer: %w", s.drv.Describe(), err)
+	}
+	if s.r != s.w {
+		if err := s.r.PingContext(ctx); err != nil {
+			return fmt.Errorf("store: %s does not answer for reads: %w", s.drv.Describe(), err)
+		}
+	}
+	return nil
+}
+
+func (s *sqlStore) SchemaVersion(ctx context.Context) (int64, error) {
+	var v int64
+	err := s.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(version_id), 0) FROM `+versionTable).Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("store: cannot read the schema version: %w", err)
+	}
+	return v, nil
+}
+
+func (s *sqlStore) Close() error {
+	s.closed.Do(func() { s.cerr = s.drv.Close() })
+	return s.cerr
+}
+
+// timeScanner accepts a timestamp as the driver hands it over: time.Time
+// from pgx and from modernc for TIMESTAMP columns, text otherwise.
+type timeScanner struct{ t *time.Time }
+
+// sqliteTimeFormat is what modernc writes with _time_format=sqlite.
+const sqliteTimeFormat = "2006-01-02 15:04:05.999999999-07:00"
+
+func (ts timeScanner) Scan(src any) error {
+	switch v := src.(type) {
+	case time.Time:
+		*ts.t = v.UTC()
+		return nil
+	case string:
+		return ts.parse(v)
+	case []byte:
+		return ts.parse(string(v))
+	default:
+		return fmt.Errorf("store: cannot read a timestamp from %T", src)
+	}
+}
+
+func (ts timeScanner) parse(v string) error {
+	t, err := time.Parse(sqliteTimeFormat, v)
+	if err != nil {
+		return fmt.Errorf("store: cannot read timestamp %q: %w", v, err)
+	}
+	*ts.t = t.UTC()
+	return nil
+}
