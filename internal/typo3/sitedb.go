@@ -210,3 +210,45 @@ func RedactDSN(dsn string) string {
 	}
 	return u.String()
 }
+
+// Args collects the bound values of one statement and hands out the
+// dialect's placeholder for each. Fragments built by different helpers
+// share one Args so PostgreSQL's numbered parameters stay consistent.
+// Build the statement in text order: "?" placeholders (SQLite, MySQL) are
+// matched by position, so a fragment must be requested where it goes.
+type Args struct {
+	dialect Dialect
+	values  []any
+}
+
+// NewArgs starts the argument list of one statement.
+func (db *DB) NewArgs() *Args { return &Args{dialect: db.Dialect} }
+
+// Add binds v and returns its placeholder.
+func (a *Args) Add(v any) string {
+	a.values = append(a.values, v)
+	if a.dialect == DialectPostgres {
+		return fmt.Sprintf("$%d", len(a.values))
+	}
+	return "?"
+}
+
+// AddInts binds every value and returns the comma-separated placeholders,
+// for an IN list. An empty list yields "NULL" so "x IN (NULL)" matches
+// nothing instead of being a syntax error.
+func (a *Args) AddInts(vs []int64) string {
+	if len(vs) == 0 {
+		return "NULL"
+	}
+	ph := make([]string, len(vs))
+	for i, v := range vs {
+		ph[i] = a.Add(v)
+	}
+	return strings.Join(ph, ", ")
+}
+
+// Values returns the bound values in placeholder order.
+func (a *Args) Values() []any { return a.values }
+
+// Quote quotes an identifier for the statement's dialect; see DB.QuoteIdent.
+func (a *Args) Quote(name string) (string, error) { return QuoteIdent(a.dialect, name) }
