@@ -1,0 +1,18 @@
+// Command t3agent is the AI tooling authority for a TYPO3 site.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/t3agent/t3agent/internal/cli"
+)
+
+func main() {
+	root := cli.NewRootCommand(cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()})
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "t3agent:", err)
+		os.Exit(1)
+	}
+}

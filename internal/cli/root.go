@@ -1,0 +1,168 @@
+// Package cli holds t3agent's command tree. Every command returns an error
+// that is one clear sentence; main prints it and exits non-zero.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/t3agent/t3agent/internal/config"
+)
+
+// DefaultDataDir is where `t3agent demo` keeps its data and configuration.
+const DefaultDataDir = "t3agent-data"
+
+// Env is what the commands take from the process, so tests can run them
+// in-process with their own streams and environment.
+type Env struct {
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Environ []string
+	// WorkDir resolves the default configuration locations; empty means
+	// the process's working directory.
+	WorkDir string
+}
+
+// app carries the global flags and the shared set-up of one invocation.
+type app struct {
+	env        Env
+	configPath string
+	logLevel   string
+	jsonOut    bool
+	logger     *slog.Logger
+}
+
+// NewRootCommand builds the command tree.
+func NewRootCommand(env Env) *cobra.Command {
+	if env.Stdout == nil {
+		env.Stdout = io.Discard
+	}
+	if env.Stderr == nil {
+		env.Stderr = io.Discard
+	}
+	a := &app{env: env}
+	root := &cobra.Command{
+		Use:           "t3agent",
+		Short:         "The AI tooling authority for a TYPO3 site",
+		Long:          "t3agent owns every tool an LLM agent may use on a TYPO3 site and runs every agent turn through one gate.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return a.setupLogger()
+		},
+	}
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.configPath, "config", "", "configuration file (default ./t3agent.yaml, else ./"+DefaultDataDir+"/t3agent.yaml)")
+	pf.StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn or error (overrides the configuration)")
+	pf.BoolVar(&a.jsonOut, "json", false, "print machine-readable JSON")
+
+	root.AddCommand(
+		a.versionCommand(),
+		a.serveCommand(),
+		a.demoCommand(),
+		a.tcaCommand(),
+	)
+	return root
+}
+
+func (a *app) setupLogger() error {
+	level := slog.LevelInfo
+	if a.logLevel != "" {
+		if err := level.UnmarshalText([]byte(a.logLevel)); err != nil {
+			return fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", a.logLevel)
+		}
+	}
+	a.logger = slog.New(slog.NewTextHandler(a.env.Stderr, &slog.HandlerOptions{Level: level}))
+	return nil
+}
+
+// applyLogConfig replaces the start-up logger by the configured one, unless
+// --log-level was given.
+func (a *app) applyLogConfig(cfg config.Config) {
+	level := slog.LevelInfo
+	_ = level.UnmarshalText([]byte(cfg.Log.Level))
+	if a.logLevel != "" {
+		_ = level.UnmarshalText([]byte(a.logLevel))
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.Log.Format == "json" {
+		a.logger = slog.New(slog.NewJSONHandler(a.env.Stderr, opts))
+	} else {
+		a.logger = slog.New(slog.NewTextHandler(a.env.Stderr, opts))
+	}
+}
+
+func (a *app) path(p string) string {
+	if filepath.IsAbs(p) || a.env.WorkDir == "" {
+		return p
+	}
+	return filepath.Join(a.env.WorkDir, p)
+}
+
+// errNoConfig is returned when no configuration file can be found.
+var errNoConfig = errors.New("no configuration found: pass --config, create ./t3agent.yaml, or run `t3agent demo` first")
+
+// loadConfig finds and loads the configuration: --config, else
+// ./t3agent.yaml, else the demo's ./t3agent-data/t3agent.yaml.
+func (a *app) loadConfig() (config.Config, error) {
+	path := a.configPath
+	if path == "" {
+		for _, p := range []string{"t3agent.yaml", filepath.Join(DefaultDataDir, "t3agent.yaml")} {
+			if _, err := os.Stat(a.path(p)); err == nil {
+				path = p
+				break
+			}
+		}
+		if path == "" {
+			return config.Config{}, errNoConfig
+		}
+	}
+	cfg, err := config.Load(a.path(path), a.env.Environ)
+	if err != nil {
+		return config.Config{}, err
+	}
+	a.applyLogConfig(cfg)
+	return cfg, nil
+}
+
+// Version is the module version and VCS revision the binary was built from.
+func Version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := info.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "dev"
+	}
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += "+" + s.Value[:12]
+		}
+	}
+	return v
+}
+
+func (a *app) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if a.jsonOut {
+				return writeJSON(a.env.Stdout, map[string]string{"version": Version()})
+			}
+			_, err := fmt.Fprintln(a.env.Stdout, "t3agent", Version())
+			return err
+		},
+	}
+}

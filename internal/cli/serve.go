@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/t3agent/t3agent/internal/config"
+	"github.com/t3agent/t3agent/internal/store"
+	"github.com/t3agent/t3agent/internal/typo3"
+	"github.com/t3agent/t3agent/internal/typo3/tca"
+	"github.com/t3agent/t3agent/internal/web"
+)
+
+// runtime is what the long-running commands open: the own store, the site
+// database and the site's TCA.
+type runtime struct {
+	cfg   config.Config
+	store store.Store
+	db    *typo3.DB
+	site  *typo3.Site
+}
+
+func (r *runtime) Close() {
+	if r.db != nil {
+		_ = r.db.Close()
+	}
+	if r.store != nil {
+		_ = r.store.Close()
+	}
+}
+
+// open connects to the store and the site and loads the TCA.
+func (a *app) open(ctx context.Context, cfg config.Config) (*runtime, error) {
+	r := &runtime{cfg: cfg}
+	var err error
+	r.store, err = store.Open(ctx, cfg.Store.DSN, store.OpenParams{Logger: a.logger})
+	if err != nil {
+		return nil, err
+	}
+	r.db, err = typo3.Open(ctx, cfg.Site.DSN, typo3.OpenParams{})
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	t, err := a.loadTCA(cfg)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	r.site, err = typo3.NewSite(typo3.SiteParams{DB: r.db, TCA: t, Root: cfg.Site.Root})
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	a.logger.Info("site opened", "site", cfg.Site.Name, "db", r.db.DSN, "dialect", r.db.Dialect, "tca", t.Source, "tables", len(t.Tables))
+	return r, nil
+}
+
+// loadTCA takes the TCA from, in order: the installation's TCA cache file,
+// the configured JSON export, an export imported with `t3agent tca import`
+// into the data directory, and the bundled core TCA.
+func (a *app) loadTCA(cfg config.Config) (*tca.TCA, error) {
+	jsonPath := cfg.Site.TCA
+	if jsonPath == "" {
+		if _, err := os.Stat(importedTCAPath(cfg)); err == nil {
+			jsonPath = importedTCAPath(cfg)
+		}
+	}
+	t, err := tca.Load(tca.LoadParams{ProjectRoot: cfg.Site.Root, JSONPath: jsonPath})
+	if err != nil {
+		return nil, fmt.Errorf("the site's TCA cannot be loaded: %w", err)
+	}
+	return t, nil
+}
+
+// importedTCAPath is where `t3agent tca import` keeps an operator's export.
+func importedTCAPath(cfg config.Config) string {
+	return filepath.Join(cfg.DataDir, "tca-export.json")
+}
+
+func (a *app) serveCommand() *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the web UI, the API and the probes for the configured site",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			if listen != "" {
+				cfg.Listen = listen
+			}
+			return a.serve(cmd.Context(), cfg, nil)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (overrides the configuration)")
+	return cmd
+}
+
+// serve runs the HTTP server until SIGINT/SIGTERM. ready, when not nil, is
+// called with the bound address once the server accepts connections.
+func (a *app) serve(ctx context.Context, cfg config.Config, ready func(addr string)) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	r, err := a.open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+
+	srv := web.New(web.Params{
+		Logger:   a.logger,
+		SiteName: cfg.Site.Name,
+		Version:  Version(),
+		Checks: []web.Check{
+			{Name: "store", Probe: r.store.Ping},
+			{Name: "site database", Probe: r.db.Ping},
+		},
+		Users: func(ctx context.Context) ([]web.User, error) { return listUsers(ctx, r.site) },
+	})
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w", cfg.Listen, err)
+	}
+	addr := ln.Addr().String()
+	a.logger.Info("serving", "url", "http://"+addr)
+	if ready != nil {
+		ready(addr)
+	}
+	return web.Serve(ctx, ln, srv.Handler(), cfg.HTTP.ShutdownTimeout, a.logger)
+}
+
+func listUsers(ctx context.Context, site *typo3.Site) ([]web.User, error) {
+	users, err := site.ListBackendUsers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]web.User, len(users))
+	for i, u := range users {
+		out[i] = web.User{Username: u.Username, Admin: u.Admin, CanAct: u.CanAct}
+	}
+	return out, nil
+}

@@ -1,0 +1,325 @@
+// Package config loads t3agent's configuration: a YAML file, then
+// T3AGENT_* environment overrides, then validation. Every error names the
+// key and the problem in one sentence, so an operator can fix the file
+// without reading code.
+//
+// Every key has an environment override built from its path: site.dsn is
+// T3AGENT_SITE_DSN, log.level is T3AGENT_LOG_LEVEL.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the whole configuration. Relative paths are resolved against
+// the directory of the file they were read from (or the working directory
+// for environment values and defaults).
+type Config struct {
+	// Listen is the address the HTTP server binds to.
+	Listen string `yaml:"listen"`
+	// DataDir holds t3agent's own files (SQLite store, generated keys).
+	DataDir string `yaml:"data_dir"`
+	Store   Store  `yaml:"store"`
+	Site    Site   `yaml:"site"`
+	Log     Log    `yaml:"log"`
+	HTTP    HTTP   `yaml:"http"`
+}
+
+// Store names t3agent's own database: never the TYPO3 site database.
+type Store struct {
+	// DSN is sqlite:PATH or postgres://…
+	DSN string `yaml:"dsn"`
+}
+
+// Site describes the TYPO3 installation t3agent reads.
+type Site struct {
+	// Name is shown in the UI.
+	Name string `yaml:"name"`
+	// DSN of the site database: sqlite:PATH, mysql://… or postgres://…
+	// Give t3agent a read-only database user.
+	DSN string `yaml:"dsn"`
+	// Root is the TYPO3 project root (where composer.json, config/ and var/ live).
+	Root string `yaml:"root"`
+	// TCA optionally names a JSON export of the resolved TCA, used when the
+	// installation has no TCA cache file.
+	TCA string `yaml:"tca"`
+}
+
+// Log configures logging.
+type Log struct {
+	Level  string `yaml:"level"`  // debug, info, warn, error
+	Format string `yaml:"format"` // text or json
+}
+
+// HTTP tunes the server.
+type HTTP struct {
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+}
+
+// Default returns the built-in defaults, rooted at dataDir.
+func Default(dataDir string) Config {
+	return Config{
+		Listen:  "127.0.0.1:8080",
+		DataDir: dataDir,
+		Store:   Store{DSN: "sqlite:" + filepath.Join(dataDir, "t3agent.db")},
+		Site:    Site{Name: "TYPO3 site"},
+		Log:     Log{Level: "info", Format: "text"},
+		HTTP:    HTTP{ShutdownTimeout: 15 * time.Second},
+	}
+}
+
+// Load reads path (which must exist), applies environment overrides from
+// env (os.Environ format) and validates. A missing file is an error; use
+// Default for a configuration without a file.
+func Load(path string, env []string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("configuration file %s cannot be read: %w", path, err)
+	}
+	base := filepath.Dir(path)
+	cfg := Default(filepath.Join(base, "data"))
+	if err := decodeYAML(data, &cfg); err != nil {
+		return Config{}, fmt.Errorf("configuration file %s: %w", path, err)
+	}
+	cfg.resolvePaths(base)
+	return finish(cfg, env)
+}
+
+// FromEnv returns the defaults (data dir dataDir) with environment
+// overrides applied, validated.
+func FromEnv(dataDir string, env []string) (Config, error) {
+	return finish(Default(dataDir), env)
+}
+
+func finish(cfg Config, env []string) (Config, error) {
+	if err := applyEnv(&cfg, env); err != nil {
+		return Config{}, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+func decodeYAML(data []byte, cfg *Config) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil // an empty file keeps the defaults
+		}
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			msgs := make([]string, len(te.Errors))
+			for i, m := range te.Errors {
+				msgs[i] = unknownField.ReplaceAllString(m, `unknown key "$1"`)
+			}
+			return errors.New(strings.Join(msgs, "; "))
+		}
+		return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	return nil
+}
+
+var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+
+// resolvePaths makes file paths relative to the configuration file's
+// directory absolute, so the process may run from anywhere.
+func (c *Config) resolvePaths(base string) {
+	abs := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(base, p)
+	}
+	c.DataDir = abs(c.DataDir)
+	c.Site.Root = abs(c.Site.Root)
+	c.Site.TCA = abs(c.Site.TCA)
+	c.Store.DSN = absSQLite(c.Store.DSN, base)
+	c.Site.DSN = absSQLite(c.Site.DSN, base)
+}
+
+func absSQLite(dsn, base string) string {
+	if p, ok := strings.CutPrefix(dsn, "sqlite:"); ok && p != "" && !filepath.IsAbs(p) {
+		return "sqlite:" + filepath.Join(base, p)
+	}
+	return dsn
+}
+
+// EnvName returns the environment variable that overrides the key path
+// (for example "site.dsn" → T3AGENT_SITE_DSN).
+func EnvName(key string) string {
+	return "T3AGENT_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// applyEnv walks the yaml-tagged fields and takes T3AGENT_* values.
+func applyEnv(cfg *Config, env []string) error {
+	vars := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "T3AGENT_") {
+			vars[k] = v
+		}
+	}
+	return walk(reflect.ValueOf(cfg).Elem(), "", func(key string, f reflect.Value) error {
+		v, ok := vars[EnvName(key)]
+		if !ok {
+			return nil
+		}
+		if err := setScalar(f, v); err != nil {
+			return fmt.Errorf("%s (from %s): %w", key, EnvName(key), err)
+		}
+		return nil
+	})
+}
+
+// Keys lists every configuration key, for documentation and tests.
+func Keys() []string {
+	var keys []string
+	var c Config
+	_ = walk(reflect.ValueOf(&c).Elem(), "", func(key string, _ reflect.Value) error {
+		keys = append(keys, key)
+		return nil
+	})
+	return keys
+}
+
+func walk(v reflect.Value, prefix string, fn func(key string, f reflect.Value) error) error {
+	t := v.Type()
+	for i := range t.NumField() {
+		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+		if tag == "" || tag == "-" {
+			continue
+		}
+		key := tag
+		if prefix != "" {
+			key = prefix + "." + tag
+		}
+		f := v.Field(i)
+		if f.Kind() == reflect.Struct {
+			if err := walk(f, key, fn); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := fn(key, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func setScalar(f reflect.Value, s string) error {
+	switch {
+	case f.Type() == reflect.TypeFor[time.Duration]():
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("%q is not a duration such as 15s or 2m", s)
+		}
+		f.SetInt(int64(d))
+	case f.Kind() == reflect.String:
+		f.SetString(s)
+	case f.Kind() == reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", s)
+		}
+		f.SetBool(b)
+	case f.Kind() == reflect.Int:
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", s)
+		}
+		f.SetInt(int64(n))
+	default:
+		return fmt.Errorf("cannot be set from the environment")
+	}
+	return nil
+}
+
+// Validate checks every key and returns the first problem as one sentence
+// naming the key.
+func (c Config) Validate() error {
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return fmt.Errorf("listen: %q is not a host:port address", c.Listen)
+	}
+	if c.DataDir == "" {
+		return errors.New("data_dir: must name a directory")
+	}
+	if err := checkStoreDSN(c.Store.DSN); err != nil {
+		return fmt.Errorf("store.dsn: %w", err)
+	}
+	if c.Site.DSN == "" {
+		return errors.New("site.dsn: must name the TYPO3 site database (sqlite:PATH, mysql://… or postgres://…)")
+	}
+	if err := checkSiteDSN(c.Site.DSN); err != nil {
+		return fmt.Errorf("site.dsn: %w", err)
+	}
+	if c.Site.Root != "" {
+		if st, err := os.Stat(c.Site.Root); err != nil || !st.IsDir() {
+			return fmt.Errorf("site.root: %s is not a directory", c.Site.Root)
+		}
+	}
+	if c.Site.TCA != "" {
+		if _, err := os.Stat(c.Site.TCA); err != nil {
+			return fmt.Errorf("site.tca: %s cannot be read", c.Site.TCA)
+		}
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("log.level: %q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		return fmt.Errorf("log.format: %q is not text or json", c.Log.Format)
+	}
+	if c.HTTP.ShutdownTimeout <= 0 {
+		return errors.New("http.shutdown_timeout: must be a positive duration such as 15s")
+	}
+	return nil
+}
+
+func checkStoreDSN(dsn string) error {
+	switch {
+	case dsn == "":
+		return errors.New("must name t3agent's own database (sqlite:PATH or postgres://…)")
+	case strings.HasPrefix(dsn, "sqlite:") && len(dsn) > len("sqlite:"):
+		return nil
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		return nil
+	}
+	return fmt.Errorf("%q is not sqlite:PATH or postgres://…", redact(dsn))
+}
+
+func checkSiteDSN(dsn string) error {
+	for _, p := range []string{"sqlite:", "mysql://", "mariadb://", "postgres://", "postgresql://"} {
+		if strings.HasPrefix(dsn, p) && len(dsn) > len(p) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not sqlite:PATH, mysql://… or postgres://…", redact(dsn))
+}
+
+// redact hides anything between "://" and "@", where credentials live.
+func redact(dsn string) string {
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		if j := strings.LastIndex(dsn, "@"); j > i {
+			return dsn[:i+3] + "…@" + dsn[j+1:]
+		}
+	}
+	return dsn
+}

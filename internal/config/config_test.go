@@ -1,0 +1,118 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "t3agent.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadResolvesPathsAndEnv(t *testing.T) {
+	t.Parallel()
+	p := writeFile(t, `
+listen: 127.0.0.1:9000
+data_dir: .
+store:
+  dsn: sqlite:own.db
+site:
+  name: Example
+  dsn: sqlite:site.db
+log:
+  level: debug
+`)
+	dir := filepath.Dir(p)
+	cfg, err := Load(p, []string{"T3AGENT_LOG_FORMAT=json", "T3AGENT_HTTP_SHUTDOWN_TIMEOUT=3s", "OTHER=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Listen != "127.0.0.1:9000" || cfg.Site.Name != "Example" || cfg.Log.Level != "debug" {
+		t.Errorf("file values not taken: %+v", cfg)
+	}
+	if cfg.Store.DSN != "sqlite:"+filepath.Join(dir, "own.db") || cfg.Site.DSN != "sqlite:"+filepath.Join(dir, "site.db") {
+		t.Errorf("relative sqlite paths not resolved against the file: %q %q", cfg.Store.DSN, cfg.Site.DSN)
+	}
+	if cfg.DataDir != dir {
+		t.Errorf("data_dir = %q, want %q", cfg.DataDir, dir)
+	}
+	if cfg.Log.Format != "json" || cfg.HTTP.ShutdownTimeout != 3*time.Second {
+		t.Errorf("environment overrides not applied: %+v", cfg)
+	}
+}
+
+func TestErrorsNameTheKey(t *testing.T) {
+	t.Parallel()
+	site := "site:\n  dsn: sqlite:s.db\n"
+	cases := []struct {
+		name, body string
+		env        []string
+		want       string
+	}{
+		{"unknown key", site + "colour: red\n", nil, `line 3: unknown key "colour"`},
+		{"bad listen", site + "listen: nowhere\n", nil, "listen:"},
+		{"bad level", site + "log:\n  level: loud\n", nil, "log.level:"},
+		{"bad format", site + "log:\n  format: xml\n", nil, "log.format:"},
+		{"no site", "listen: 127.0.0.1:1\n", nil, "site.dsn:"},
+		{"bad site dsn", "site:\n  dsn: oracle://x\n", nil, "site.dsn:"},
+		{"bad store dsn", site + "store:\n  dsn: mysql://u:secret@h/db\n", nil, "store.dsn:"},
+		{"missing root", "site:\n  dsn: sqlite:s.db\n  root: /does/not/exist\n", nil, "site.root: /does/not/exist is not a directory"},
+		{"bad env duration", site, []string{"T3AGENT_HTTP_SHUTDOWN_TIMEOUT=soon"}, "http.shutdown_timeout (from T3AGENT_HTTP_SHUTDOWN_TIMEOUT)"},
+		{"bad yaml", "listen: [\n", nil, "configuration file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Load(writeFile(t, c.body), c.env)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not contain %q", err, c.want)
+			}
+			if strings.Contains(err.Error(), "secret") {
+				t.Errorf("error leaks a credential: %q", err)
+			}
+			if strings.Count(strings.TrimSpace(err.Error()), "\n") > 0 {
+				t.Errorf("error is not one sentence: %q", err)
+			}
+		})
+	}
+}
+
+func TestEveryKeyHasAnEnvironmentOverride(t *testing.T) {
+	t.Parallel()
+	keys := Keys()
+	if len(keys) < 8 {
+		t.Fatalf("only %d keys found: %v", len(keys), keys)
+	}
+	for _, k := range keys {
+		if k == "http.shutdown_timeout" {
+			continue
+		}
+		env := []string{"T3AGENT_SITE_DSN=sqlite:x.db", EnvName(k) + "=probe"}
+		_, err := FromEnv(t.TempDir(), env)
+		// Every string key accepts the value; validation may then reject
+		// it, but the message must name the key that was overridden.
+		if err != nil && !strings.HasPrefix(err.Error(), k+":") {
+			t.Errorf("override of %s gave an error not naming it: %v", k, err)
+		}
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	t.Parallel()
+	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"), nil)
+	if err == nil || !strings.Contains(err.Error(), "cannot be read") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,5 @@
+package web
+
+import "log/slog"
+
+func slogDiscard() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -1,0 +1,198 @@
+// Package web is t3agent's HTTP face: health and readiness probes,
+// Prometheus metrics and the pages of the UI. Handlers never expose an
+// internal error to the client: the client gets a neutral sentence, the log
+// gets the cause.
+package web
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"html/template"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Check is one readiness dependency (the store, the site database).
+type Check struct {
+	Name string
+	// Probe returns nil when the dependency answers. It must honour ctx.
+	Probe func(ctx context.Context) error
+}
+
+// User is what the start page shows of a backend user.
+type User struct {
+	Username string
+	Admin    bool
+	CanAct   bool
+}
+
+// Params configures a Server.
+type Params struct {
+	Logger   *slog.Logger
+	SiteName string
+	Version  string
+	// Checks decide /readyz.
+	Checks []Check
+	// Users lists the site's backend users for the start page.
+	Users func(ctx context.Context) ([]User, error)
+	// Registry receives the server's metrics; nil creates a private one.
+	Registry *prometheus.Registry
+}
+
+// Server holds the handlers. It is safe for concurrent use.
+type Server struct {
+	p        Params
+	mux      *http.ServeMux
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+var pages = template.Must(template.ParseFS(templateFS, "templates/*.html"))
+
+// New builds a Server.
+func New(p Params) *Server {
+	if p.Logger == nil {
+		p.Logger = slog.New(slog.DiscardHandler)
+	}
+	if p.Registry == nil {
+		p.Registry = prometheus.NewRegistry()
+		p.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	s := &Server{
+		p:   p,
+		mux: http.NewServeMux(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "t3agent_http_requests_total",
+			Help: "HTTP requests by route and status code.",
+		}, []string{"route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "t3agent_http_request_duration_seconds",
+			Help:    "HTTP request latency by route.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"route"}),
+	}
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "t3agent_build_info",
+		Help: "Build information; always 1.",
+	}, []string{"version"})
+	build.WithLabelValues(p.Version).Set(1)
+	p.Registry.MustRegister(s.requests, s.duration, build)
+
+	s.handle("GET /healthz", s.healthz)
+	s.handle("GET /readyz", s.readyz)
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(p.Registry, promhttp.HandlerOpts{}))
+	s.handle("GET /{$}", s.home)
+	return s
+}
+
+// Handler returns the root handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+func (s *Server) handle(pattern string, h http.HandlerFunc) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		h(rec, r)
+		s.requests.WithLabelValues(pattern, strconv.Itoa(rec.code)).Inc()
+		s.duration.WithLabelValues(pattern).Observe(time.Since(start).Seconds())
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.code = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// readyz answers 200 only when every dependency answers within 5 s. The
+// body names failing dependencies but never their error text, which may
+// hold hosts or user names.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	body := ""
+	failed := false
+	for _, c := range s.p.Checks {
+		if err := c.Probe(ctx); err != nil {
+			s.p.Logger.Warn("readiness check failed", "check", c.Name, "err", err)
+			body += c.Name + ": unavailable\n"
+			failed = true
+			continue
+		}
+		body += c.Name + ": ok\n"
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if failed {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_, _ = w.Write([]byte(body))
+}
+
+func (s *Server) home(w http.ResponseWriter, r *http.Request) {
+	var users []User
+	var usersErr bool
+	if s.p.Users != nil {
+		var err error
+		users, err = s.p.Users(r.Context())
+		if err != nil {
+			s.p.Logger.Error("listing backend users for the start page", "err", err)
+			usersErr = true
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	err := pages.ExecuteTemplate(w, "home.html", map[string]any{
+		"SiteName": s.p.SiteName,
+		"Version":  s.p.Version,
+		"Users":    users,
+		"UsersErr": usersErr,
+	})
+	if err != nil {
+		s.p.Logger.Error("rendering the start page", "err", err)
+	}
+}
+
+// Serve runs handler on ln until ctx is cancelled, then shuts down
+// gracefully, waiting at most shutdownTimeout for requests in flight.
+func Serve(ctx context.Context, ln net.Listener, handler http.Handler, shutdownTimeout time.Duration, logger *slog.Logger) error {
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "timeout", shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	return err
+}
