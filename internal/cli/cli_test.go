@@ -93,6 +93,10 @@ func TestDemoInitIsIdempotentAndTCACommandsWork(t *testing.T) {
 	if first.Existed || first.Counts["pages"] != 40 || first.Counts["tt_content"] != 80 {
 		t.Fatalf("first init: %+v", first)
 	}
+	key, err := os.Stat(filepath.Join(work, cli.DefaultDataDir, "master.key"))
+	if err != nil || key.Mode().Perm() != 0o600 {
+		t.Errorf("demo master key missing or readable by others: %v", err)
+	}
 	db := filepath.Join(work, cli.DefaultDataDir, "site.db")
 	before, err := os.Stat(db)
 	if err != nil {

@@ -13,10 +13,14 @@ import (
 
 	"github.com/t3agent/t3agent/internal/config"
 	"github.com/t3agent/t3agent/internal/demo"
+	"github.com/t3agent/t3agent/internal/secret"
 )
 
-// demoConfigFile is the configuration `demo init` writes into its directory.
-const demoConfigFile = "t3agent.yaml"
+// Files `demo init` writes into its directory beside the demo itself.
+const (
+	demoConfigFile    = "t3agent.yaml"
+	demoMasterKeyFile = "master.key"
+)
 
 func (a *app) demoCommand() *cobra.Command {
 	var dir, listen string
@@ -92,6 +96,16 @@ func (a *app) demoInit(ctx context.Context, p demo.InitParams) (*demo.Result, er
 		}
 		return nil, err
 	}
+	keyPath := filepath.Join(res.Dir, demoMasterKeyFile)
+	if _, err := os.Stat(keyPath); errors.Is(err, os.ErrNotExist) {
+		key, err := secret.NewKey()
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(keyPath, []byte(key+"\n"), 0o600); err != nil {
+			return nil, fmt.Errorf("cannot write the demo's master key: %w", err)
+		}
+	}
 	cfgPath := filepath.Join(res.Dir, demoConfigFile)
 	if _, err := os.Stat(cfgPath); errors.Is(err, os.ErrNotExist) {
 		if err := os.WriteFile(cfgPath, []byte(demoConfig(res)), 0o600); err != nil {
@@ -131,7 +145,9 @@ site:
 log:
   level: info
   format: text
-`, siteDSN, root)
+security:
+  master_key_file: %s
+`, siteDSN, root, demoMasterKeyFile)
 }
 
 func (a *app) printLogins(w io.Writer, url string, res *demo.Result) {

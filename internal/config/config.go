@@ -34,8 +34,22 @@ type Config struct {
 	DataDir string `yaml:"data_dir"`
 	Store   Store  `yaml:"store"`
 	Site    Site   `yaml:"site"`
-	Log     Log    `yaml:"log"`
-	HTTP    HTTP   `yaml:"http"`
+	Log      Log      `yaml:"log"`
+	HTTP     HTTP     `yaml:"http"`
+	Security Security `yaml:"security"`
+}
+
+// Security holds the master key that seals credentials and suspended run
+// state at rest (AES-256-GCM). Give either the key itself (usually through
+// T3AGENT_SECURITY_MASTER_KEY) or a file holding it.
+type Security struct {
+	// MasterKey is 32 random bytes, base64 or hex encoded.
+	MasterKey string `yaml:"master_key"`
+	// MasterKeyFile names a file holding the key; used when MasterKey is empty.
+	MasterKeyFile string `yaml:"master_key_file"`
+	// PreviousKeys are comma-separated older keys that still open values
+	// sealed before a rotation.
+	PreviousKeys string `yaml:"previous_keys"`
 }
 
 // Store names t3agent's own database: never the TYPO3 site database.
@@ -148,6 +162,7 @@ func (c *Config) resolvePaths(base string) {
 	c.DataDir = abs(c.DataDir)
 	c.Site.Root = abs(c.Site.Root)
 	c.Site.TCA = abs(c.Site.TCA)
+	c.Security.MasterKeyFile = abs(c.Security.MasterKeyFile)
 	c.Store.DSN = absSQLite(c.Store.DSN, base)
 	c.Site.DSN = absSQLite(c.Site.DSN, base)
 }
@@ -286,6 +301,11 @@ func (c Config) Validate() error {
 	case "text", "json":
 	default:
 		return fmt.Errorf("log.format: %q is not text or json", c.Log.Format)
+	}
+	if c.Security.MasterKey == "" && c.Security.MasterKeyFile != "" {
+		if _, err := os.Stat(c.Security.MasterKeyFile); err != nil {
+			return fmt.Errorf("security.master_key_file: %s cannot be read", c.Security.MasterKeyFile)
+		}
 	}
 	if c.HTTP.ShutdownTimeout <= 0 {
 		return errors.New("http.shutdown_timeout: must be a positive duration such as 15s")

@@ -116,3 +116,44 @@ func TestMissingFile(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestKeyring(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	key := "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" // 32 bytes, base64
+	if err := os.WriteFile(filepath.Join(dir, "master.key"), []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "t3agent.yaml")
+	if err := os.WriteFile(p, []byte("site:\n  dsn: sqlite:s.db\nsecurity:\n  master_key_file: master.key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFile, err := cfg.Keyring()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg2, err := Load(p, []string{"T3AGENT_SECURITY_MASTER_KEY=" + key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromEnv, err := cfg2.Keyring()
+	if err != nil || fromEnv.CurrentKeyID() != fromFile.CurrentKeyID() {
+		t.Fatalf("env key differs from file key: %v", err)
+	}
+	none, _ := FromEnv(dir, []string{"T3AGENT_SITE_DSN=sqlite:x.db"})
+	if _, err := none.Keyring(); err != ErrNoMasterKey {
+		t.Errorf("no key: %v", err)
+	}
+	bad, _ := FromEnv(dir, []string{"T3AGENT_SITE_DSN=sqlite:x.db", "T3AGENT_SECURITY_MASTER_KEY=short"})
+	if _, err := bad.Keyring(); err == nil || !strings.HasPrefix(err.Error(), "security: the master key") || strings.Contains(err.Error(), "short") {
+		t.Errorf("bad key: %v", err)
+	}
+	missing, err := FromEnv(dir, []string{"T3AGENT_SITE_DSN=sqlite:x.db", "T3AGENT_SECURITY_MASTER_KEY_FILE=/nope/key"})
+	if err == nil || !strings.HasPrefix(err.Error(), "security.master_key_file:") {
+		t.Errorf("missing key file: %v %v", missing, err)
+	}
+}
