@@ -31,9 +31,9 @@ type Config struct {
 	// Listen is the address the HTTP server binds to.
 	Listen string `yaml:"listen"`
 	// DataDir holds t3agent's own files (SQLite store, generated keys).
-	DataDir string `yaml:"data_dir"`
-	Store   Store  `yaml:"store"`
-	Site    Site   `yaml:"site"`
+	DataDir  string   `yaml:"data_dir"`
+	Store    Store    `yaml:"store"`
+	Site     Site     `yaml:"site"`
 	Log      Log      `yaml:"log"`
 	HTTP     HTTP     `yaml:"http"`
 	Security Security `yaml:"security"`
