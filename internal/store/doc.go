@@ -1,6 +1,6 @@
 // Package store keeps t3agent's own state: tool and tool-group availability
-// overrides and settings now; runs, events, conversations and the MCP
-// catalogue as they arrive. It never touches the TYPO3 site's database.
+// overrides, settings and the tool gate's governance events now; runs,
+// events, conversations and the MCP catalogue as they arrive. It never touches the TYPO3 site's database.
 //
 // # Opening
 //
@@ -17,11 +17,12 @@
 // # The seam
 //
 // Store is the whole interface, composed of one small interface per kind
-// of record (ToolOverrides, ToolGroupOverrides, Settings), so a consumer
-// states what it needs and a test hands it a real store. Methods take ctx
-// first and, where they take more than a key, one XxxParams struct, so a
-// field can be added without touching every caller. Errors are sentences
-// that match ErrNotFound or ErrInvalid through errors.Is.
+// of record (ToolOverrides, ToolGroupOverrides, Settings, GovernanceEvents),
+// so a consumer states what it needs and a test hands it a real store.
+// Methods take ctx first and, where they take more than a key, one
+// XxxParams struct, so a field can be added without touching every
+// caller. Errors are sentences that match ErrNotFound or ErrInvalid
+// through errors.Is.
 //
 // Below the interface sits one SQL implementation shared by all databases,
 // written once in the common dialect ($n placeholders, INSERT … ON CONFLICT,
@@ -42,9 +43,10 @@
 //
 // A Store is safe for concurrent use by any number of goroutines, and any
 // number of Stores (in one process or many) may share a database. Each
-// method is atomic; SetSettings is one transaction. Overrides and settings
-// are last-writer-wins. A write is visible to every later read, from any
-// Store on the same database, once it returns. On SQLite, writers in one
+// method is atomic; SetSettings and RecordGovernanceEvents are one
+// transaction each. Overrides and settings are last-writer-wins;
+// governance events are append-only. A write is visible to every later
+// read, from any Store on the same database, once it returns. On SQLite, writers in one
 // process queue for the single writer connection and writers in other
 // processes wait up to sqlitestore.BusyTimeout, so "database is locked" is
 // not an error callers need to handle. Work that must claim rows

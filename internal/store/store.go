@@ -21,6 +21,7 @@ type Store interface {
 	ToolOverrides
 	ToolGroupOverrides
 	Settings
+	GovernanceEvents
 
 	// Ping reports whether the database answers; use it for readiness.
 	Ping(ctx context.Context) error
@@ -70,6 +71,23 @@ type Settings interface {
 	DeleteSetting(ctx context.Context, key string) error
 	// Settings lists every setting, ordered by key (bytewise); never nil.
 	Settings(ctx context.Context) ([]Setting, error)
+}
+
+// GovernanceEvents persists the tool gate's record of denials and of
+// decisions let through only because enforcement was set to observe. The
+// record holds who, what and why, and by design no call arguments: there
+// is no field for them.
+type GovernanceEvents interface {
+	// RecordGovernanceEvent appends one event and returns it as stored,
+	// with its ID and CreatedAt.
+	RecordGovernanceEvent(ctx context.Context, params RecordGovernanceEventParams) (GovernanceEvent, error)
+	// RecordGovernanceEvents appends several events in one transaction:
+	// all are stored, or none. They share one CreatedAt and get ascending
+	// IDs in the order given.
+	RecordGovernanceEvents(ctx context.Context, params []RecordGovernanceEventParams) ([]GovernanceEvent, error)
+	// GovernanceEvents lists events newest first (by ID), filtered and
+	// paged by params; never nil.
+	GovernanceEvents(ctx context.Context, params ListGovernanceEventsParams) ([]GovernanceEvent, error)
 }
 
 // OpenParams configure Open and New. The zero value is ready to use.

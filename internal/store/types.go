@@ -9,6 +9,11 @@ const (
 	MaxNameLen = 255
 	// MaxSettingValueLen bounds a setting's value, in bytes.
 	MaxSettingValueLen = 1 << 20
+	// DefaultGovernanceEventLimit is the page size of GovernanceEvents
+	// when ListGovernanceEventsParams.Limit is 0.
+	DefaultGovernanceEventLimit = 100
+	// MaxGovernanceEventLimit is the largest page GovernanceEvents returns.
+	MaxGovernanceEventLimit = 1000
 )
 
 // ToolOverride is an operator's decision to enable or disable one tool,
@@ -56,4 +61,56 @@ type Setting struct {
 type SetSettingParams struct {
 	Key   string // required
 	Value string // any valid UTF-8 without NUL bytes, up to MaxSettingValueLen
+}
+
+// GovernanceEvent is one recorded gate decision: a tool denied, or let
+// through only because enforcement was set to observe. The text fields are
+// the gate's vocabulary (package gate defines the kinds and reasons); the
+// store keeps them as given. It has no field for a call's arguments, so it
+// can never hold them.
+type GovernanceEvent struct {
+	ID            int64     // ascending in the order events were stored
+	Kind          string    // e.g. "tool_denied", "tool_observed"
+	Tool          string    // the tool name as asked for (it may not exist)
+	Reason        string    // e.g. "trust_zone"
+	Zone          string    // trust zone of the receiving provider
+	Ceiling       string    // most sensitive data class that zone may receive
+	DataClass     string    // the tool's data class
+	ActorUsername string    // "" when no user acted
+	ActorUID      int64     // 0 when no user acted
+	Configuration string    // the agent configuration, "" for none
+	RunID         string    // "" outside runs
+	CreatedAt     time.Time // from the store's clock; UTC, microsecond precision
+}
+
+// RecordGovernanceEventParams are the parameters of RecordGovernanceEvent.
+// Kind is required; every other text may be empty, and each is at most
+// MaxNameLen bytes of valid UTF-8 without NUL bytes.
+type RecordGovernanceEventParams struct {
+	Kind          string
+	Tool          string
+	Reason        string
+	Zone          string
+	Ceiling       string
+	DataClass     string
+	ActorUsername string
+	ActorUID      int64 // ≥ 0
+	Configuration string
+	RunID         string
+}
+
+// ListGovernanceEventsParams filter and page GovernanceEvents. The zero
+// value lists the newest DefaultGovernanceEventLimit events.
+type ListGovernanceEventsParams struct {
+	// RunID, Tool and Kind, when not empty, keep only events that match
+	// exactly; several filters combine with AND.
+	RunID string
+	Tool  string
+	Kind  string
+	// BeforeID, when > 0, keeps only events with a smaller ID: pass the
+	// last ID of a page to get the next one.
+	BeforeID int64
+	// Limit is the page size: 0 means DefaultGovernanceEventLimit; more
+	// than MaxGovernanceEventLimit, or negative, is refused.
+	Limit int
 }

@@ -1,0 +1,94 @@
+package gate
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/t3agent/t3agent/internal/store"
+)
+
+// Governance event kinds.
+const (
+	// EventToolDenied records a tool the gate refused to offer or call.
+	EventToolDenied = "tool_denied"
+	// EventToolObserved records a tool allowed only because enforcement
+	// is set to observe.
+	EventToolObserved = "tool_observed"
+)
+
+// record logs and stores a governance event for every denied or
+// observed-only decision, in one transaction, and returns the decisions as
+// they stand: if the events cannot be stored, observed-only decisions
+// become denials, because observing without a record is not observing.
+// Events carry who, what and why, never arguments; the store has no place
+// for them.
+func (g *Gate) record(ctx context.Context, s scope, ds []Decision) []Decision {
+	var events []store.RecordGovernanceEventParams
+	for _, d := range ds {
+		if d.Allowed && !d.ObservedOnly {
+			continue
+		}
+		kind, level, msg := EventToolDenied, slog.LevelInfo, "tool denied"
+		if d.ObservedOnly {
+			kind, level, msg = EventToolObserved, slog.LevelWarn, "tool allowed only because enforcement is observe"
+		}
+		ev := eventOf(kind, d, s)
+		g.log.Log(ctx, level, msg, "tool", ev.Tool, "reason", ev.Reason, "data_class", ev.DataClass,
+			"zone", ev.Zone, "ceiling", ev.Ceiling, "actor", ev.ActorUsername, "actor_uid", ev.ActorUID,
+			"configuration", ev.Configuration, "run_id", ev.RunID)
+		events = append(events, ev)
+	}
+	if len(events) == 0 {
+		return ds
+	}
+	if _, err := g.st.RecordGovernanceEvents(ctx, events); err != nil {
+		g.log.ErrorContext(ctx, "cannot store governance events; observed-only tools are denied instead",
+			"events", len(events), "run_id", s.runID, "error", err.Error())
+		for i := range ds {
+			if ds[i].ObservedOnly {
+				ds[i].Allowed, ds[i].ObservedOnly = false, false
+			}
+		}
+	}
+	return ds
+}
+
+func eventOf(kind string, d Decision, s scope) store.RecordGovernanceEventParams {
+	ev := store.RecordGovernanceEventParams{
+		Kind:          kind,
+		Tool:          storable(d.Tool),
+		Reason:        string(d.Reason),
+		Zone:          string(d.Zone),
+		Ceiling:       d.Ceiling.String(),
+		DataClass:     d.DataClass.String(),
+		Configuration: storable(s.cfg.Name),
+		RunID:         storable(s.runID),
+	}
+	if s.actor != nil {
+		ev.ActorUsername = storable(s.actor.Username)
+		ev.ActorUID = max(s.actor.UID, 0)
+	}
+	return ev
+}
+
+// storable fits text from outside (a tool name the model made up, say)
+// into what the store accepts, so the event is never lost to it: valid
+// UTF-8, no NUL, at most store.MaxNameLen bytes cut on a rune boundary.
+func storable(s string) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+	return cutRunes(s, store.MaxNameLen)
+}
+
+// cutRunes returns the longest prefix of s of at most n bytes that does
+// not split a rune. s must be valid UTF-8.
+func cutRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,211 @@
+package gate_test
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/t3agent/t3agent/internal/gate"
+	"github.com/t3agent/t3agent/internal/store"
+	"github.com/t3agent/t3agent/internal/tool"
+)
+
+func TestGovernanceEventFields(t *testing.T) {
+	t.Parallel()
+	before := time.Now().Add(-time.Minute)
+	e := newEnv(t, envParams{builtins: []tool.Tool{
+		newTool("get_diag", func(s *tool.Spec) { s.DataClass = tool.SystemDiagnostics }),
+	}})
+	cfg := gate.Config{Name: "support-eu", TrustZone: tool.ZoneExternalEU}
+	for _, mode := range []gate.Enforcement{gate.Enforce, gate.Observe} {
+		if _, err := e.gate.Decide(t.Context(), gate.DecideParams{Tool: "get_diag", Actor: editor(), Config: cfg, Enforcement: mode, RunID: "run-9"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs := e.events() // newest first
+	if len(evs) != 2 {
+		t.Fatalf("%d events, want 2", len(evs))
+	}
+	for i, kind := range []string{gate.EventToolObserved, gate.EventToolDenied} {
+		got := evs[i]
+		want := store.GovernanceEvent{
+			ID: got.ID, Kind: kind, Tool: "get_diag", Reason: "trust_zone", Zone: "externalEu",
+			Ceiling: "internalConfiguration", DataClass: "systemDiagnostics", ActorUsername: "editor",
+			ActorUID: 7, Configuration: "support-eu", RunID: "run-9", CreatedAt: got.CreatedAt,
+		}
+		if got != want {
+			t.Errorf("event %d = %+v, want %+v", i, got, want)
+		}
+		if got.CreatedAt.Before(before) || got.CreatedAt.After(time.Now().Add(time.Minute)) {
+			t.Errorf("event %d CreatedAt = %v, want about now", i, got.CreatedAt)
+		}
+	}
+	logs := e.logs.String()
+	if !strings.Contains(logs, `msg="tool denied" tool=get_diag reason=trust_zone`) ||
+		!strings.Contains(logs, `level=WARN msg="tool allowed only because enforcement is observe" tool=get_diag`) {
+		t.Errorf("log lacks the decisions:\n%s", logs)
+	}
+}
+
+// TestGovernanceEventsHoldNoArguments calls tools in every way that
+// records an event, with a distinctive argument value, then looks for that
+// value in every column of every table and in the raw database files.
+func TestGovernanceEventsHoldNoArguments(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	const canary = "zebra-canary-7Q4v"
+	e := newEnv(t, envParams{builtins: []tool.Tool{
+		newTool("diag", func(s *tool.Spec) { s.DataClass = tool.SystemDiagnostics }),
+		newTool("admin_only", func(s *tool.Spec) { s.AdminOnly = true }),
+		newTool("plain"),
+		newTool("other"),
+	}})
+	args := json.RawMessage(fmt.Sprintf(`{"q":%q}`, canary))
+	offered, err := e.gate.Offer(ctx, gate.OfferParams{Requested: []string{"other"}, Actor: editor(), Config: gate.Config{TrustZone: tool.ZoneLocal}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := []gate.InvokeParams{
+		{Name: "diag", Enforcement: gate.Enforce},                            // trust_zone
+		{Name: "diag", Enforcement: gate.Observe},                            // observed only, then runs
+		{Name: "admin_only"},                                                 // requires_admin
+		{Name: "no_such_tool"},                                               // not_registered
+		{Name: "plain", Offered: offered},                                    // not_offered
+		{Name: "plain", Config: gate.Config{AllowedGroups: []string{"rag"}}}, // configuration_group
+	}
+	for i, p := range calls {
+		p.Args = args
+		p.Call = tool.Call{Actor: editor(), RunID: "run-canary", CallID: fmt.Sprint("call_", i)}
+		if p.Config == nil {
+			p.Config = gate.Config{Name: "cfg", TrustZone: tool.ZoneExternalGlobal}
+		}
+		e.gate.Invoke(ctx, p)
+	}
+	evs := e.events()
+	reasons := map[string]bool{}
+	for _, ev := range evs {
+		reasons[ev.Reason] = true
+	}
+	for _, r := range []gate.Reason{gate.ReasonTrustZone, gate.ReasonRequiresAdmin, gate.ReasonNotRegistered, gate.ReasonNotOffered, gate.ReasonConfigurationGroup} {
+		if !reasons[string(r)] {
+			t.Errorf("no event with reason %s among %+v", r, evs)
+		}
+	}
+
+	// Every column of every table.
+	raw, err := sql.Open("sqlite", "file:"+e.path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	tables := queryStrings(t, raw, `SELECT name FROM sqlite_master WHERE type = 'table'`)
+	if len(tables) < 4 {
+		t.Fatalf("found only tables %q", tables)
+	}
+	cells := 0
+	for _, table := range tables {
+		rows, err := raw.QueryContext(ctx, `SELECT * FROM "`+table+`"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range vals {
+				cells++
+				if b, ok := v.([]byte); ok {
+					v = string(b)
+				}
+				if strings.Contains(fmt.Sprint(v), canary) {
+					t.Errorf("%s.%s holds an argument value: %v", table, cols[i], v)
+				}
+			}
+		}
+		_ = rows.Close()
+	}
+	if cells == 0 {
+		t.Fatal("no stored cell was looked at")
+	}
+	// The raw files, in case something is stored outside a table row.
+	for _, f := range []string{e.path, e.path + "-wal"} {
+		b, err := os.ReadFile(f)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(canary)) {
+			t.Errorf("%s contains an argument value", f)
+		}
+	}
+	if strings.Contains(e.logs.String(), canary) {
+		t.Errorf("the log holds an argument value:\n%s", e.logs.String())
+	}
+}
+
+func queryStrings(t *testing.T, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.QueryContext(t.Context(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestObserveNeedsItsRecord: when governance events cannot be stored, an
+// observed-only decision becomes a denial and the failure is logged.
+func TestObserveNeedsItsRecord(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	diag := newTool("diag", func(s *tool.Spec) { s.DataClass = tool.SystemDiagnostics })
+	e := newEnv(t, envParams{builtins: []tool.Tool{diag, newTool("plain")}})
+	raw, err := sql.Open("sqlite", "file:"+e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.ExecContext(ctx, `DROP TABLE governance_events`); err != nil {
+		t.Fatal(err)
+	}
+	cfg := gate.Config{TrustZone: tool.ZoneExternalGlobal}
+	d, err := e.gate.Decide(ctx, gate.DecideParams{Tool: "diag", Config: cfg, Enforcement: gate.Observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Allowed || d.ObservedOnly || d.Reason != gate.ReasonTrustZone {
+		t.Errorf("observed decision without a record = %+v, want denied", d)
+	}
+	o, err := e.gate.Offer(ctx, gate.OfferParams{Config: cfg, Enforcement: gate.Observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Has("diag") || !o.Has("plain") {
+		t.Errorf("offered %q; want plain only", o.Names())
+	}
+	res := e.gate.Invoke(ctx, gate.InvokeParams{Name: "diag", Config: cfg, Enforcement: gate.Observe})
+	if !res.IsError || diag.calls.Load() != 0 {
+		t.Errorf("observed call without a record ran: %+v", res)
+	}
+	if !strings.Contains(e.logs.String(), "cannot store governance events; observed-only tools are denied instead") {
+		t.Errorf("the failure is not logged:\n%s", e.logs.String())
+	}
+}

@@ -1,0 +1,162 @@
+package gate_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/t3agent/t3agent/internal/gate"
+	"github.com/t3agent/t3agent/internal/store"
+	"github.com/t3agent/t3agent/internal/tool"
+	"github.com/t3agent/t3agent/internal/typo3"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func admin() *typo3.BackendUser  { return &typo3.BackendUser{UID: 1, Username: "admin", Admin: true} }
+func editor() *typo3.BackendUser { return &typo3.BackendUser{UID: 7, Username: "editor"} }
+
+// testTool is a small real tool whose behaviour a test chooses. It counts
+// its executions so a test can prove a refused call never ran.
+type testTool struct {
+	spec  tool.Spec
+	run   func(ctx context.Context, call tool.Call, args map[string]any) (tool.Result, error)
+	calls atomic.Int64
+}
+
+func (t *testTool) Spec() tool.Spec { return t.spec }
+
+func (t *testTool) Execute(ctx context.Context, call tool.Call, args map[string]any) (tool.Result, error) {
+	t.calls.Add(1)
+	if t.run == nil {
+		return tool.Text("ok"), nil
+	}
+	return t.run(ctx, call, args)
+}
+
+// newTool makes a read-only, enabled content tool; mut adjusts its spec.
+func newTool(name string, mut ...func(*tool.Spec)) *testTool {
+	s := tool.Spec{
+		Name:             name,
+		Description:      "A test tool. Returns ok.",
+		InputSchema:      json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`),
+		Group:            tool.GroupContent,
+		Effect:           tool.ReadOnly,
+		DataClass:        tool.EditorContent,
+		EnabledByDefault: true,
+	}
+	for _, m := range mut {
+		m(&s)
+	}
+	return &testTool{spec: s}
+}
+
+// syncBuffer collects log output written from any goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// env is one gate over a real SQLite store file.
+type env struct {
+	t    testing.TB
+	gate *gate.Gate
+	st   store.Store
+	path string // the SQLite file
+	logs *syncBuffer
+	reg  *tool.Registry
+}
+
+type envParams struct {
+	builtins  []tool.Tool
+	providers []tool.Provider
+	wrap      func(store.Store) gate.Store // instrument the store
+	finished  func(context.Context, gate.CallReport)
+}
+
+func newEnv(t testing.TB, p envParams) *env {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t3agent.db")
+	st, err := store.Open(context.Background(), "sqlite:"+path, store.OpenParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	reg, err := tool.NewRegistry(p.builtins, p.providers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	reg.SetLogger(logger)
+	var gst gate.Store = st
+	if p.wrap != nil {
+		gst = p.wrap(st)
+	}
+	g, err := gate.New(gate.Params{Registry: reg, Store: gst, Logger: logger, OnCallFinished: p.finished})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, gate: g, st: st, path: path, logs: logs, reg: reg}
+}
+
+func (e *env) events() []store.GovernanceEvent {
+	e.t.Helper()
+	evs, err := e.st.GovernanceEvents(context.Background(), store.ListGovernanceEventsParams{Limit: store.MaxGovernanceEventLimit})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return evs
+}
+
+func (e *env) setTool(name string, enabled bool) {
+	e.t.Helper()
+	if _, err := e.gate.Availability().SetTool(context.Background(), gate.SetToolParams{Name: name, Enabled: enabled, By: "admin"}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) setGroup(group string, enabled bool) {
+	e.t.Helper()
+	if _, err := e.gate.Availability().SetGroup(context.Background(), gate.SetGroupParams{Group: group, Enabled: enabled, By: "admin"}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// countingStore is the real store with the override reads counted, to
+// prove how often the gate goes to the database.
+type countingStore struct {
+	store.Store
+	toolReads, groupReads atomic.Int64
+}
+
+func (c *countingStore) ToolOverrides(ctx context.Context) ([]store.ToolOverride, error) {
+	c.toolReads.Add(1)
+	return c.Store.ToolOverrides(ctx)
+}
+
+func (c *countingStore) ToolGroupOverrides(ctx context.Context) ([]store.ToolGroupOverride, error) {
+	c.groupReads.Add(1)
+	return c.Store.ToolGroupOverrides(ctx)
+}
+
+func (c *countingStore) loads() int64 { return c.toolReads.Load() }
