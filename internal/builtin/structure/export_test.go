@@ -1,0 +1,7 @@
+package structure
+
+// RenderFlexForm exposes the data structure renderer to the fuzz target
+// in package structure_test; sheet FILE: references are not followed.
+func RenderFlexForm(src []byte) (string, error) {
+	return renderDataStructure(src, newLabels(nil), nil)
+}
