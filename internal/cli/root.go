@@ -36,6 +36,7 @@ type app struct {
 	configPath string
 	logLevel   string
 	jsonOut    bool
+	as         string
 	logger     *slog.Logger
 }
 
@@ -64,12 +65,14 @@ func NewRootCommand(env Env) *cobra.Command {
 	pf.StringVar(&a.configPath, "config", "", "configuration file (default ./t3agent.yaml, else ./"+DefaultDataDir+"/t3agent.yaml)")
 	pf.StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn or error (overrides the configuration)")
 	pf.BoolVar(&a.jsonOut, "json", false, "print machine-readable JSON")
+	pf.StringVar(&a.as, "as", "", "the TYPO3 backend user a local operator command acts as")
 
 	root.AddCommand(
 		a.versionCommand(),
 		a.serveCommand(),
 		a.demoCommand(),
 		a.tcaCommand(),
+		a.toolsCommand(),
 	)
 	return root
 }

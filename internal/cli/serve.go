@@ -11,8 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/t3agent/t3agent/internal/builtin"
 	"github.com/t3agent/t3agent/internal/config"
+	"github.com/t3agent/t3agent/internal/gate"
+	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/store"
+	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
 	"github.com/t3agent/t3agent/internal/typo3/tca"
 	"github.com/t3agent/t3agent/internal/web"
@@ -21,10 +25,12 @@ import (
 // runtime is what the long-running commands open: the own store, the site
 // database and the site's TCA.
 type runtime struct {
-	cfg   config.Config
-	store store.Store
-	db    *typo3.DB
-	site  *typo3.Site
+	cfg      config.Config
+	store    store.Store
+	db       *typo3.DB
+	site     *typo3.Site
+	registry *tool.Registry
+	gate     *gate.Gate
 }
 
 func (r *runtime) Close() {
@@ -59,7 +65,18 @@ func (a *app) open(ctx context.Context, cfg config.Config) (*runtime, error) {
 		r.Close()
 		return nil, err
 	}
-	a.logger.Info("site opened", "site", cfg.Site.Name, "db", r.db.DSN, "dialect", r.db.Dialect, "tca", t.Source, "tables", len(t.Tables))
+	r.registry, err = tool.NewRegistry(builtin.Tools(r.site, readpolicy.New(t)))
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	r.registry.SetLogger(a.logger)
+	r.gate, err = gate.New(gate.Params{Registry: r.registry, Store: r.store, Logger: a.logger})
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	a.logger.Debug("site opened", "site", cfg.Site.Name, "db", r.db.DSN, "dialect", r.db.Dialect, "tca", t.Source, "tables", len(t.Tables))
 	return r, nil
 }
 
@@ -132,7 +149,7 @@ func (a *app) serve(ctx context.Context, cfg config.Config, ready func(addr stri
 		return fmt.Errorf("cannot listen on %s: %w", cfg.Listen, err)
 	}
 	addr := ln.Addr().String()
-	a.logger.Info("serving", "url", "http://"+addr)
+	a.logger.Info("serving", "url", "http://"+addr, "site", cfg.Site.Name, "db", r.db.DSN, "tca", r.site.TCA.Source, "tools", r.registry.Len(ctx))
 	if ready != nil {
 		ready(addr)
 	}

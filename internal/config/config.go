@@ -99,6 +99,9 @@ func Default(dataDir string) Config {
 // env (os.Environ format) and validates. A missing file is an error; use
 // Default for a configuration without a file.
 func Load(path string, env []string) (Config, error) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("configuration file %s cannot be read: %w", path, err)

@@ -1,0 +1,21 @@
+// Package builtin assembles t3agent's builtin tools. Each group lives in its
+// own package (content, structure, …); this package only lists them, so
+// adding a group is one line here.
+package builtin
+
+import (
+	"github.com/t3agent/t3agent/internal/builtin/content"
+	"github.com/t3agent/t3agent/internal/builtin/structure"
+	"github.com/t3agent/t3agent/internal/readpolicy"
+	"github.com/t3agent/t3agent/internal/tool"
+	"github.com/t3agent/t3agent/internal/typo3"
+)
+
+// Tools returns every builtin tool for one site. All of them are read-only
+// and go through the read policy.
+func Tools(site *typo3.Site, policy *readpolicy.Policy) []tool.Tool {
+	var out []tool.Tool
+	out = append(out, content.Tools(site, policy)...)
+	out = append(out, structure.Tools(site, policy)...)
+	return out
+}

@@ -1,0 +1,23 @@
+package content_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain removes the benchmarks' large demos, then checks that no test
+// left a goroutine behind.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	bigDemos.close()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}

@@ -1,0 +1,126 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// demoDir creates a small demo in a temp dir and returns the working dir.
+func demoDir(t *testing.T) string {
+	t.Helper()
+	work := t.TempDir()
+	if _, _, err := run(t, context.Background(), work, nil, "demo", "init", "--pages", "30", "--content", "40", "--fast-hashes"); err != nil {
+		t.Fatal(err)
+	}
+	return work
+}
+
+type decisionRow struct {
+	Tool    string `json:"tool"`
+	Allowed bool   `json:"allowed"`
+	Reason  string `json:"reason"`
+	Group   string `json:"group"`
+}
+
+func decisions(t *testing.T, work string, args ...string) map[string]decisionRow {
+	t.Helper()
+	out, _, err := run(t, context.Background(), work, nil, append(args, "--json")...)
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	var rows []decisionRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("%v: %v in %s", args, err, out)
+	}
+	m := map[string]decisionRow{}
+	for _, r := range rows {
+		m[r.Tool] = r
+	}
+	return m
+}
+
+func TestToolsListExplainAndToggle(t *testing.T) {
+	t.Parallel()
+	work := demoDir(t)
+	ctx := context.Background()
+
+	local := decisions(t, work, "tools", "list", "--as", "editor")
+	if len(local) < 9 || !local["search_records"].Allowed || !local["get_page_content"].Allowed {
+		t.Fatalf("editor, local zone: %+v", local)
+	}
+	// An external provider may not receive internalConfiguration output.
+	global := decisions(t, work, "tools", "explain", "--as", "editor", "--zone", "externalGlobal")
+	if global["get_table_schema"].Allowed || global["get_table_schema"].Reason != "trust_zone" || !global["read_records"].Allowed {
+		t.Errorf("externalGlobal: %+v / %+v", global["get_table_schema"], global["read_records"])
+	}
+	grouped := decisions(t, work, "tools", "list", "--as", "editor", "--groups", "structure")
+	if grouped["read_records"].Reason != "configuration_group" || !grouped["get_page_tree"].Allowed {
+		t.Errorf("--groups structure: %+v", grouped)
+	}
+
+	// Only admins toggle.
+	if _, _, err := run(t, ctx, work, nil, "tools", "disable", "read_records", "--as", "editor"); err == nil || !strings.Contains(err.Error(), "only TYPO3 admins") {
+		t.Errorf("editor toggled a tool: %v", err)
+	}
+	if _, _, err := run(t, ctx, work, nil, "tools", "disable", "read_records", "--as", "former"); err == nil || !strings.Contains(err.Error(), "cannot act") {
+		t.Errorf("former toggled a tool: %v", err)
+	}
+	if _, _, err := run(t, ctx, work, nil, "tools", "disable", "read_record", "--as", "admin"); err == nil || !strings.Contains(err.Error(), "no registered tool") {
+		t.Errorf("typo toggled: %v", err)
+	}
+	if _, _, err := run(t, ctx, work, nil, "tools", "disable", "--group", "content", "--as", "admin"); err != nil {
+		t.Fatal(err)
+	}
+	after := decisions(t, work, "tools", "list", "--as", "editor")
+	if after["read_records"].Allowed || after["read_records"].Reason != "tool_disabled" || !after["get_page_tree"].Allowed {
+		t.Errorf("after disabling group content: %+v", after["read_records"])
+	}
+	// A tool override cannot re-enable a tool in a disabled group.
+	if _, _, err := run(t, ctx, work, nil, "tools", "enable", "read_records", "--as", "admin"); err != nil {
+		t.Fatal(err)
+	}
+	if d := decisions(t, work, "tools", "list", "--as", "editor")["read_records"]; d.Allowed {
+		t.Errorf("tool override re-enabled a tool in a disabled group")
+	}
+	if _, _, err := run(t, ctx, work, nil, "tools", "enable", "--group", "content", "--clear", "--as", "admin"); err != nil {
+		t.Fatal(err)
+	}
+	if d := decisions(t, work, "tools", "list", "--as", "editor")["read_records"]; !d.Allowed {
+		t.Errorf("clearing the group override did not restore the tool: %+v", d)
+	}
+}
+
+func TestToolsCall(t *testing.T) {
+	t.Parallel()
+	work := demoDir(t)
+	ctx := context.Background()
+	out, _, err := run(t, ctx, work, nil, "tools", "call", "get_page_content", "--as", "editor", "--args", `{"uid":6}`)
+	if err != nil || !strings.Contains(out, "Product A") {
+		t.Fatalf("editor reading page 6: %v\n%s", err, out)
+	}
+	// Page 9 is outside what the editor may show; the answer is neutral.
+	out, _, err = run(t, ctx, work, nil, "tools", "call", "get_page_content", "--as", "editor", "--args", `{"uid":9}`)
+	if err == nil || strings.Contains(out, "Internal pricing") || !strings.Contains(out, "not found or not permitted") {
+		t.Errorf("editor reading page 9: %v\n%s", err, out)
+	}
+	// Bad arguments name the field.
+	out, _, err = run(t, ctx, work, nil, "tools", "call", "get_page_content", "--as", "editor", "--args", `{"uid":"six"}`, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Content string `json:"content"`
+		IsError bool   `json:"isError"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || !res.IsError || !strings.Contains(res.Content, "uid") {
+		t.Errorf("bad arguments: %v %+v", err, res)
+	}
+	if _, _, err := run(t, ctx, work, nil, "tools", "call", "get_page_content", "--args", `{"uid":6}`); err == nil || !strings.Contains(err.Error(), "--as") {
+		t.Errorf("call without --as: %v", err)
+	}
+	if _, _, err := run(t, ctx, work, nil, "tools", "list", "--zone", "moon"); err == nil || !strings.Contains(err.Error(), "--zone") {
+		t.Errorf("bad zone: %v", err)
+	}
+}
