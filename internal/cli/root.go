@@ -73,6 +73,7 @@ func NewRootCommand(env Env) *cobra.Command {
 		a.demoCommand(),
 		a.tcaCommand(),
 		a.toolsCommand(),
+		a.mcpCommand(),
 	)
 	return root
 }

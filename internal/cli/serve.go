@@ -14,7 +14,9 @@ import (
 	"github.com/t3agent/t3agent/internal/builtin"
 	"github.com/t3agent/t3agent/internal/config"
 	"github.com/t3agent/t3agent/internal/gate"
+	"github.com/t3agent/t3agent/internal/mcp"
 	"github.com/t3agent/t3agent/internal/readpolicy"
+	"github.com/t3agent/t3agent/internal/secret"
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
@@ -31,9 +33,15 @@ type runtime struct {
 	site     *typo3.Site
 	registry *tool.Registry
 	gate     *gate.Gate
+	keyring  *secret.Keyring // nil without a configured master key
+	mcp      *mcp.Service
 }
 
 func (r *runtime) Close() {
+	if r.mcp != nil {
+		// Waits for pending last-contact writes before the store closes.
+		_ = r.mcp.Close()
+	}
 	if r.db != nil {
 		_ = r.db.Close()
 	}
@@ -65,7 +73,11 @@ func (a *app) open(ctx context.Context, cfg config.Config) (*runtime, error) {
 		r.Close()
 		return nil, err
 	}
-	r.registry, err = tool.NewRegistry(builtin.Tools(r.site, readpolicy.New(t)))
+	if r.keyring, r.mcp, err = a.openMCP(ctx, cfg, r.store); err != nil {
+		r.Close()
+		return nil, err
+	}
+	r.registry, err = tool.NewRegistry(builtin.Tools(r.site, readpolicy.New(t)), r.mcp.Provider())
 	if err != nil {
 		r.Close()
 		return nil, err

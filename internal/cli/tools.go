@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/t3agent/t3agent/internal/gate"
+	"github.com/t3agent/t3agent/internal/mcp"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
 )
@@ -165,7 +166,9 @@ func (a *app) toolsCallCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				res := r.gate.Invoke(cmd.Context(), gate.InvokeParams{
+				// One CLI call is one segment: it may ask one remote server once.
+				ctx := mcp.WithCallBudget(cmd.Context(), mcp.NewCallBudget(1))
+				res := r.gate.Invoke(ctx, gate.InvokeParams{
 					Name:        names[0],
 					Args:        []byte(args),
 					Call:        tool.Call{Actor: actor, CallID: "cli"},

@@ -1,6 +1,7 @@
 // Package store keeps t3agent's own state: tool and tool-group availability
-// overrides, settings and the tool gate's governance events now; runs,
-// events, conversations and the MCP catalogue as they arrive. It never touches the TYPO3 site's database.
+// overrides, settings, the tool gate's governance events and the MCP
+// servers with their tool catalogue now; runs, events and conversations as
+// they arrive. It never touches the TYPO3 site's database.
 //
 // # Opening
 //
@@ -17,7 +18,8 @@
 // # The seam
 //
 // Store is the whole interface, composed of one small interface per kind
-// of record (ToolOverrides, ToolGroupOverrides, Settings, GovernanceEvents),
+// of record (ToolOverrides, ToolGroupOverrides, Settings, GovernanceEvents,
+// MCPCatalogue),
 // so a consumer states what it needs and a test hands it a real store.
 // Methods take ctx first and, where they take more than a key, one
 // XxxParams struct, so a field can be added without touching every

@@ -22,6 +22,7 @@ type Store interface {
 	ToolGroupOverrides
 	Settings
 	GovernanceEvents
+	MCPCatalogue
 
 	// Ping reports whether the database answers; use it for readiness.
 	Ping(ctx context.Context) error

@@ -112,7 +112,7 @@ func TestKeysCollateBytewise(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	for _, c := range [][2]string{{"tool_overrides", "name"}, {"tool_group_overrides", "name"}, {"settings", "key"}} {
+	for _, c := range [][2]string{{"tool_overrides", "name"}, {"tool_group_overrides", "name"}, {"settings", "key"}, {"mcp_servers", "identifier"}, {"mcp_tools", "name"}, {"mcp_tools", "server"}} {
 		var coll sql.NullString
 		err := raw.QueryRowContext(t.Context(),
 			`SELECT collation_name FROM information_schema.columns WHERE table_name = $1 AND column_name = $2`, c[0], c[1]).Scan(&coll)

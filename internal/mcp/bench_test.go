@@ -1,0 +1,97 @@
+package mcp_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/t3agent/t3agent/internal/gate"
+	"github.com/t3agent/t3agent/internal/mcp"
+	"github.com/t3agent/t3agent/internal/tool"
+)
+
+// BenchmarkToolsCall compares one tools/call round trip to an SDK server
+// over loopback, stateless (2026-07-28) and with sessions (2025-06-18),
+// JSON answers:
+//
+//   - Gate: through t3agent (gate.Invoke with the turn's offered set,
+//     argument validation, the tool's re-read of its server and row, the
+//     budget, the pooled session, result mapping);
+//   - BareSDK: a bare SDK client session kept open;
+//   - HandshakePerCall: a bare SDK client doing a fresh handshake for
+//     every call, which is what t3agent's pool saves.
+func BenchmarkToolsCall(b *testing.B) {
+	for _, kind := range []serverKind{serverKinds[0], serverKinds[3]} {
+		b.Run(kind.name, func(b *testing.B) { benchToolsCall(b, kind) })
+	}
+}
+
+func benchToolsCall(b *testing.B, kind serverKind) {
+	srv := newSDKServer(b, kind)
+	args := `{"text":"hello"}`
+
+	b.Run("Gate", func(b *testing.B) {
+		f := newFixture(b, func(p *mcp.Params) { p.Logger = slog.New(slog.DiscardHandler) })
+		f.add(b, "docs", srv.URL)
+		g := f.gated(b)
+		f.importTools(b, g, "docs", "mcp_docs_echo")
+		cfg := gate.Config{Name: "bench", TrustZone: tool.ZoneLocal}
+		offered, err := g.gate.Offer(b.Context(), gate.OfferParams{Actor: admin(), Config: cfg, Enforcement: gate.Enforce})
+		if err != nil || !offered.Has("mcp_docs_echo") {
+			b.Fatalf("offer: %v", err)
+		}
+		ctx := mcp.WithCallBudget(b.Context(), mcp.NewCallBudget(1<<30))
+		for b.Loop() {
+			res := g.gate.Invoke(ctx, gate.InvokeParams{
+				Name: "mcp_docs_echo", Args: []byte(args), Call: tool.Call{Actor: admin()},
+				Config: cfg, Enforcement: gate.Enforce, Offered: offered,
+			})
+			if res.IsError || res.Content != "hello" {
+				b.Fatalf("result %+v", res)
+			}
+		}
+	})
+
+	newClient := func() *sdk.Client {
+		return sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, &sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
+	}
+	transport := func(hc *http.Client) *sdk.StreamableClientTransport {
+		return &sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}
+	}
+	call := func(ctx context.Context, b *testing.B, cs *sdk.ClientSession) {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}})
+		if err != nil || len(res.Content) != 1 {
+			b.Fatalf("call: %+v, %v", res, err)
+		}
+	}
+
+	b.Run("BareSDK", func(b *testing.B) {
+		hc := &http.Client{Transport: &http.Transport{}}
+		defer hc.CloseIdleConnections()
+		cs, err := newClient().Connect(b.Context(), transport(hc), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		for b.Loop() {
+			call(b.Context(), b, cs)
+		}
+	})
+
+	b.Run("HandshakePerCall", func(b *testing.B) {
+		hc := &http.Client{Transport: &http.Transport{}}
+		defer hc.CloseIdleConnections()
+		c := newClient()
+		for b.Loop() {
+			cs, err := c.Connect(b.Context(), transport(hc), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			call(b.Context(), b, cs)
+			_ = cs.Close()
+		}
+	})
+}

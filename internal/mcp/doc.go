@@ -1,0 +1,53 @@
+// Package mcp is t3agent's client for external MCP servers (SPEC §3,
+// ADR-116): it keeps their records, imports their tools into a
+// catalogue, and runs remote calls, so MCP tools reach a model only
+// through the registry and the one gate, exactly like builtins.
+//
+// # A tour
+//
+// A Service (New) holds everything. An operator adds a server (Add) with
+// an identifier, a URL, optional auth (a bearer token or a named header,
+// sealed with the master key and never shown again) and, most
+// importantly, a data class. Without a data class the server is inert:
+// its tools are never registered, so never offered. Its effect defaults
+// to non_idempotent_write (a remote tool is a write until declared
+// otherwise), approval is required and the server starts disabled.
+//
+// Import lists the server's tools over a fresh session, within the caps
+// (MaxImportPages, MaxImportTools; past them nothing changes), names each
+// mcp_<server>_<remote> (LocalName: refused, never rewritten), keeps only
+// schemas NormalizeSchema accepts, and reconciles the catalogue in the
+// store: vanished tools are orphaned, returning ones restored. Ping does
+// the handshake only and reports the protocol version, server name and
+// latency.
+//
+// Provider turns the catalogue into registry tools: group mcp_<server>,
+// the server's data class, the effect of the server or the tool's
+// override, approval from the server flag, admin-only by default, off
+// until enabled, the description prefixed with the server's name, and
+// Remote set so the trust zone is always enforced. When the gate admits a
+// call (gate.Invoke is the only way a tool runs), the tool re-reads its
+// server and row, spends one unit of the run segment's CallBudget (which
+// the loop passes in the context, WithCallBudget), and calls the server
+// on its pooled session. MapResult turns the answer into what the model
+// reads; every failure becomes an error result.
+//
+// # The wire
+//
+// The protocol is the official Go SDK's: Streamable HTTP with JSON or
+// event-stream answers and every revision it negotiates (the stateless
+// 2026-07-28 down to 2025-03-26 with sessions). Nothing else: no stdio,
+// no process is ever started from configuration, no standalone event
+// stream, no reconnects, no server-to-client requests. Each operation has
+// one deadline (DefaultTimeout unless configured) shared by all its
+// requests; a request after it is not sent. Answers are capped at
+// MaxAnswerBytes, redirects are never followed, and every URL and
+// address passes the Guard before a credential is attached, again at
+// dial time. A failure is an *Error whose message is safe to show.
+//
+// # Concurrency
+//
+// A Service, its Guard and a CallBudget are safe for concurrent use. The
+// Service keeps one session per server, keyed by its URL and credential;
+// sessions are never shared between servers. Close ends them.
+package mcp

@@ -1,0 +1,124 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// Kind classifies why an MCP operation failed.
+type Kind string
+
+const (
+	KindRefused        Kind = "refused"          // the guard refused the URL or an address
+	KindUnreachable    Kind = "unreachable"      // no connection could be made
+	KindTimeout        Kind = "timeout"          // the operation's deadline passed
+	KindHTTPStatus     Kind = "http_status"      // an answer with a status other than 2xx
+	KindRedirect       Kind = "redirect"         // a 3xx answer; redirects are not followed
+	KindUnauthorized   Kind = "unauthorized"     // 401 or 403
+	KindRPCError       Kind = "rpc_error"        // a JSON-RPC error object
+	KindContentType    Kind = "content_type"     // neither JSON nor an event stream
+	KindTooLarge       Kind = "too_large"        // more than MaxAnswerBytes
+	KindMalformed      Kind = "malformed"        // an answer that is not a usable MCP answer
+	KindCredential     Kind = "credential"       // the stored credential cannot be opened
+	KindBudget         Kind = "budget_exhausted" // no remote calls left in this run segment
+	KindNotAvailable   Kind = "not_available"    // server missing, disabled, inert or changed
+	KindTooManyTools   Kind = "too_many_tools"   // an import over the caps
+	KindCanceled       Kind = "canceled"         // the caller's context ended
+	KindNotImported    Kind = "not_imported"     // a tool the catalogue does not hold
+	KindInvalidRequest Kind = "invalid_request"  // bad parameters from our own caller
+)
+
+// Error is a failed MCP operation. Its message is one sentence safe to
+// show to a person or a model: it names the server and what went wrong,
+// quotes remote text only control-stripped and bounded, and never holds a
+// credential, a header or the raw cause.
+type Error struct {
+	Server string // identifier, or the host for a URL-only diagnostic
+	Kind   Kind
+	msg    string
+}
+
+func (e *Error) Error() string { return e.msg }
+
+func opError(server string, kind Kind, format string, args ...any) *Error {
+	return &Error{Server: server, Kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+// KindOf returns the Kind of an *Error in err's chain, or "".
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ""
+}
+
+// classify explains why an operation on server failed, from what its
+// requests saw first and the SDK's error second. ctx is the operation's
+// context (with its deadline).
+func classify(ctx context.Context, server string, op *operation, timeout time.Duration, err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	who := fmt.Sprintf("the MCP server %q", server)
+	status, contentType, tooLarge, refused := op.snapshot()
+	var ge *GuardError
+	switch {
+	case refused != nil:
+		return opError(server, KindRefused, "%s cannot be reached: %s", who, refused.Error())
+	case errors.As(err, &ge):
+		return opError(server, KindRefused, "%s cannot be reached: %s", who, ge.Error())
+	case tooLarge || errors.Is(err, errAnswerTooLarge):
+		return opError(server, KindTooLarge, "%s sent an answer larger than %d MiB", who, MaxAnswerBytes>>20)
+	case status >= 300 && status < 400:
+		return opError(server, KindRedirect, "%s answered with a redirect (HTTP %d); redirects are not followed", who, status)
+	case status == 401 || status == 403:
+		return opError(server, KindUnauthorized, "%s refused the request (HTTP %d); check its credential", who, status)
+	case status >= 400 || (status > 0 && status < 200):
+		return opError(server, KindHTTPStatus, "%s answered with HTTP status %d", who, status)
+	}
+	switch {
+	case errors.Is(err, errDeadlinePassed) || errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) ||
+		// The requests' own timers (same deadline) may fire first.
+		!op.deadline.IsZero() && !time.Now().Before(op.deadline):
+		return opError(server, KindTimeout, "%s did not answer within %s", who, timeout)
+	case errors.Is(ctx.Err(), context.Canceled):
+		return opError(server, KindCanceled, "the request to %s was canceled", who)
+	}
+	// Only an error object in a real answer is the server's: the SDK also
+	// reports its own transport failures as JSON-RPC errors.
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) && status >= 200 && status < 300 {
+		return opError(server, KindRPCError, "%s answered with JSON-RPC error %d: %s", who, rpc.Code, remoteText(rpc.Message, 200))
+	}
+	switch {
+	case status >= 200 && contentType != "" && contentType != "application/json" && contentType != "text/event-stream":
+		return opError(server, KindContentType, "%s answered with content type %s, not JSON or an event stream", who, remoteText(contentType, 100))
+	}
+	var ue *unreachableError
+	var ne net.Error
+	if errors.As(err, &ue) || (status == 0 && errors.As(err, &ne)) {
+		return opError(server, KindUnreachable, "%s cannot be reached", who)
+	}
+	if status == 0 {
+		return opError(server, KindUnreachable, "%s cannot be reached", who)
+	}
+	return opError(server, KindMalformed, "%s sent an answer that is not a valid MCP answer", who)
+}
+
+// redact removes what must not reach a log from an SDK error: the URL
+// (its query may hold a token) and line breaks.
+func redact(err error, rawURL string) string {
+	s := err.Error()
+	if rawURL != "" {
+		s = strings.ReplaceAll(s, rawURL, "<server url>")
+	}
+	return remoteText(s, 500)
+}

@@ -1,0 +1,260 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/t3agent/t3agent/internal/store"
+	"github.com/t3agent/t3agent/internal/tool"
+)
+
+// Provider returns the catalogue as a tool.Provider for the registry.
+// It reads the store only, never the network.
+func (s *Service) Provider() tool.Provider { return provider{s} }
+
+type provider struct{ s *Service }
+
+func (p provider) String() string { return "the MCP catalogue" }
+
+// Tools yields one tool per live catalogue row of every enabled server
+// that declares a data class. Servers without one are inert: none of
+// their tools is registered, so none can be offered or called.
+func (p provider) Tools(ctx context.Context) ([]tool.Tool, error) {
+	servers, err := p.s.st.MCPServers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := p.s.st.MCPTools(ctx, store.ListMCPToolsParams{})
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]store.MCPServer, len(servers))
+	for _, srv := range servers {
+		byID[srv.Identifier] = srv
+	}
+	var out []tool.Tool
+	for _, row := range rows {
+		srv, ok := byID[row.Server]
+		if !ok {
+			continue
+		}
+		if spec, ok := specOf(srv, row); ok {
+			out = append(out, &remoteTool{s: p.s, spec: spec, remote: row.RemoteName})
+		}
+	}
+	return out, nil
+}
+
+// specOf is the registry's view of one catalogue row, or false when the
+// row must not be registered (server disabled or inert, row orphaned or
+// unusable).
+func specOf(srv store.MCPServer, row store.MCPTool) (tool.Spec, bool) {
+	class, err := tool.ParseDataClass(srv.DataClass)
+	if err != nil || !srv.Enabled || row.Orphaned || row.Server != srv.Identifier {
+		return tool.Spec{}, false
+	}
+	schema := []byte(row.InputSchema)
+	if !bytes.HasPrefix(schema, []byte("{")) || !json.Valid(schema) {
+		return tool.Spec{}, false
+	}
+	effect := tool.Effect(srv.Effect)
+	if row.Effect != "" {
+		effect = tool.Effect(row.Effect)
+	}
+	desc := row.Description
+	if desc == "" {
+		desc = row.Title
+	}
+	if desc == "" {
+		desc = "The server gives no description."
+	}
+	return tool.Spec{
+		Name:             row.Name,
+		Description:      fmt.Sprintf("[via the external MCP server %q] %s", srv.Name, desc),
+		InputSchema:      schema,
+		Group:            Group(srv.Identifier),
+		Effect:           effect,
+		DataClass:        class,
+		AdminOnly:        srv.AdminOnly,
+		EnabledByDefault: false,
+		RequiresApproval: srv.RequiresApproval,
+		Remote:           true,
+	}, true
+}
+
+// sameDecision reports whether two specs would be decided alike by the
+// gate and the approval scan.
+func sameDecision(a, b tool.Spec) bool {
+	return a.Name == b.Name && a.Group == b.Group && a.Effect == b.Effect && a.DataClass == b.DataClass &&
+		a.AdminOnly == b.AdminOnly && a.RequiresApproval == b.RequiresApproval && a.Remote == b.Remote &&
+		bytes.Equal(a.InputSchema, b.InputSchema)
+}
+
+// remoteTool is one catalogue row in the registry.
+type remoteTool struct {
+	s      *Service
+	spec   tool.Spec
+	remote string
+}
+
+func (t *remoteTool) Spec() tool.Spec { return t.spec }
+
+// Execute calls the remote tool. The gate has admitted the call and
+// validated the arguments. The server and the row are read again, so a
+// server disabled, made inert or redeclared since the registry loaded is
+// not called on the old declaration; then one unit of the run segment's
+// budget is spent and the server is asked. Every failure is an error
+// result; only a store failure is a Go error.
+func (t *remoteTool) Execute(ctx context.Context, call tool.Call, args map[string]any) (tool.Result, error) {
+	budget, ok := CallBudgetFrom(ctx)
+	if !ok {
+		return tool.Errorf("Error: tool %q was not called: no remote-call budget was given for this run segment.", t.spec.Name), nil
+	}
+	row, srv, err := t.s.st.MCPToolWithServer(ctx, t.spec.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return t.unavailable(), nil
+	}
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if now, ok := specOf(srv, row); !ok || !sameDecision(now, t.spec) {
+		return t.unavailable(), nil
+	}
+	if !budget.take() {
+		return tool.Errorf("Error: tool %q was not called: this run segment has used its %d remote calls; the server was not asked.", t.spec.Name, CallsPerSegment), nil
+	}
+	target, err := t.s.targetOf(srv)
+	if err != nil {
+		return tool.Errorf("Error: tool %q failed: %s.", t.spec.Name, err.Error()), nil
+	}
+	res, err := t.s.callPooled(ctx, target, t.remote, args)
+	if err != nil {
+		return tool.Errorf("Error: tool %q failed: %s.", t.spec.Name, err.Error()), nil
+	}
+	return res, nil
+}
+
+func (t *remoteTool) unavailable() tool.Result {
+	return tool.Errorf("Error: tool %q is not available: its MCP server was changed, disabled or removed since the tools were loaded.", t.spec.Name)
+}
+
+// callPooled runs tools/call on the server's pooled session. A failure
+// that may have broken the session retires it; a session the server
+// forgot (404) is replaced once within the same deadline, since the
+// server did not run the call.
+func (s *Service) callPooled(ctx context.Context, t target, remote string, args map[string]any) (tool.Result, error) {
+	ctx, op, budget, cancel := s.begin(ctx)
+	defer cancel()
+	if err := s.resolveCheck(ctx, t); err != nil {
+		return tool.Result{}, s.fail(ctx, "call", t, op, budget, err)
+	}
+	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		cs, err := s.pool.session(ctx, t)
+		if err != nil {
+			return tool.Result{}, s.fail(ctx, "call", t, op, budget, err)
+		}
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: remote, Arguments: args})
+		if err == nil {
+			s.health.record(t.id, time.Since(start))
+			return MapResult(res), nil
+		}
+		if !rpcAnswer(op, err) {
+			s.pool.invalidate(t.id, cs)
+		}
+		if attempt == 0 && errors.Is(err, sdk.ErrSessionMissing) && ctx.Err() == nil {
+			continue
+		}
+		return tool.Result{}, s.fail(ctx, "call", t, op, budget, err)
+	}
+}
+
+// rpcAnswer reports whether err is a JSON-RPC error the server sent in a
+// well-formed answer, which leaves the session intact.
+func rpcAnswer(op *operation, err error) bool {
+	var rpc *jsonrpc.Error
+	status, _, _, _ := op.snapshot()
+	return errors.As(err, &rpc) && status >= 200 && status < 300
+}
+
+// callOnce runs tools/call on a fresh session, for diagnostics.
+func (s *Service) callOnce(ctx context.Context, t target, remote string, args map[string]any) (tool.Result, error) {
+	ctx, op, budget, cancel := s.begin(ctx)
+	defer cancel()
+	if err := s.resolveCheck(ctx, t); err != nil {
+		return tool.Result{}, s.fail(ctx, "call", t, op, budget, err)
+	}
+	cs, err := s.connect(ctx, t)
+	if err != nil {
+		return tool.Result{}, s.fail(ctx, "call", t, op, budget, err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: remote, Arguments: args})
+	if err != nil {
+		return tool.Result{}, s.fail(ctx, "call", t, op, budget, err)
+	}
+	return MapResult(res), nil
+}
+
+// CallParams are the parameters of Call.
+type CallParams struct {
+	// Server names a configured server; its catalogue must hold Tool.
+	Server string
+	// URL, instead of Server, calls a server that is not configured,
+	// without a credential.
+	URL string
+	// Tool is the remote tool name.
+	Tool string
+	// Args is a JSON object; empty means {}.
+	Args json.RawMessage
+}
+
+// Call is the operator's diagnostic call of a remote tool, printed to
+// the operator and never given to a model: it does not pass the gate,
+// which decides what a model may use, and spends no run budget. Callers
+// must restrict it to admins. A configured server is called only for a
+// tool its catalogue holds (import first); the contact is recorded.
+func (s *Service) Call(ctx context.Context, p CallParams) (tool.Result, error) {
+	if (p.Server == "") == (p.URL == "") {
+		return tool.Result{}, opError("", KindInvalidRequest, "name a configured MCP server or a URL, not both")
+	}
+	args := map[string]any{}
+	if len(bytes.TrimSpace(p.Args)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(p.Args))
+		dec.UseNumber()
+		if err := dec.Decode(&args); err != nil || args == nil {
+			return tool.Result{}, opError(p.Server, KindInvalidRequest, "the arguments must be one JSON object")
+		}
+	}
+	if p.URL != "" {
+		t, err := s.urlTarget(p.URL)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		return s.callOnce(ctx, t, p.Tool, args)
+	}
+	srv, err := s.st.MCPServer(ctx, p.Server)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	rows, err := s.st.MCPTools(ctx, store.ListMCPToolsParams{Server: p.Server})
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if !slices.ContainsFunc(rows, func(r store.MCPTool) bool { return r.RemoteName == p.Tool }) {
+		return tool.Result{}, opError(p.Server, KindNotImported, "the catalogue of MCP server %q has no tool %q; import the server first", p.Server, remoteText(p.Tool, 80))
+	}
+	t, err := s.targetOf(srv)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	return s.callPooled(ctx, t, p.Tool, args)
+}

@@ -1,0 +1,400 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/t3agent/t3agent/internal/secret"
+	"github.com/t3agent/t3agent/internal/store"
+)
+
+// DefaultTimeout is the deadline of one MCP operation, shared by all its
+// HTTP requests (SPEC §3).
+const DefaultTimeout = 20 * time.Second
+
+// Store is what the MCP client needs from the store.
+type Store interface {
+	store.MCPCatalogue
+}
+
+// Params configure New.
+type Params struct {
+	// Store holds the servers and the catalogue; required.
+	Store Store
+	// Keyring seals and opens credentials. Without one, servers without a
+	// credential work and a credential can be neither stored nor used.
+	Keyring *secret.Keyring
+	// Logger receives failures (with causes, never credentials); nil
+	// means slog.Default().
+	Logger *slog.Logger
+	// Timeout is the deadline of one operation; ≤ 0 means DefaultTimeout.
+	Timeout time.Duration
+	// AllowedHosts is the guard's optional allow-list (see Guard).
+	AllowedHosts []string
+	// ClientVersion is reported to servers in the handshake.
+	ClientVersion string
+}
+
+// Service is t3agent's MCP client: it keeps the server records, imports
+// catalogues, pings servers, runs remote calls and supplies the
+// catalogue's tools to the registry (Provider).
+//
+// A Service is safe for concurrent use. It keeps one pooled session per
+// server, keyed by the server's URL and credential and replaced when
+// either changes; sessions are never shared between servers. Close ends
+// the pooled sessions and must be called once the Service is done.
+type Service struct {
+	st        Store
+	keys      *secret.Keyring
+	log       *slog.Logger
+	timeout   time.Duration
+	guard     *Guard
+	transport *http.Transport
+	version   string
+	pool      pool
+	health    healthWriter
+}
+
+// New returns a Service.
+func New(p Params) (*Service, error) {
+	if p.Store == nil {
+		return nil, errors.New("mcp: a store is required")
+	}
+	g, err := NewGuard(GuardParams{AllowedHosts: p.AllowedHosts})
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{st: p.Store, keys: p.Keyring, log: p.Logger, timeout: p.Timeout, guard: g, version: p.ClientVersion}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.timeout <= 0 {
+		s.timeout = DefaultTimeout
+	}
+	if s.version == "" {
+		s.version = "dev"
+	}
+	s.transport = newBaseTransport(g)
+	s.pool.svc = s
+	s.health = healthWriter{st: p.Store, log: func(ctx context.Context, id string, err error) {
+		s.log.WarnContext(ctx, "MCP contact not recorded", "server", id, "error", err.Error())
+	}}
+	return s, nil
+}
+
+// Close stores pending health records and ends every pooled session and
+// idle connection. The Service must not be used afterwards.
+func (s *Service) Close() error {
+	err := s.Flush(context.Background())
+	s.pool.closeAll()
+	s.transport.CloseIdleConnections()
+	return err
+}
+
+// Flush waits until the contact of every call made so far is stored.
+// Calls record their contact in the background, so a reader that must
+// see it (a test, a shutdown) flushes first.
+func (s *Service) Flush(ctx context.Context) error { return s.health.flush(ctx) }
+
+// Timeout is the deadline of one operation.
+func (s *Service) Timeout() time.Duration { return s.timeout }
+
+// begin starts an operation: one deadline (the Service's timeout, or the
+// caller's if that is sooner) for every request it makes.
+func (s *Service) begin(ctx context.Context) (context.Context, *operation, time.Duration, context.CancelFunc) {
+	budget := s.timeout
+	deadline := time.Now().Add(budget)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+		budget = max(time.Until(d).Round(time.Millisecond), 0)
+	}
+	op := &operation{deadline: deadline}
+	ctx, cancel := context.WithDeadline(withOperation(ctx, op), deadline)
+	return ctx, op, budget, cancel
+}
+
+// target is a server as one operation reaches it.
+type target struct {
+	id   string // server identifier, or the host of a URL diagnostic
+	url  string
+	auth auth
+}
+
+// targetOf checks a server's URL and opens its credential. Nothing is
+// sent yet.
+func (s *Service) targetOf(r store.MCPServer) (target, error) {
+	if _, err := s.guard.CheckURL(r.URL); err != nil {
+		return target{}, opError(r.Identifier, KindRefused, "the MCP server %q cannot be reached: %s", r.Identifier, err.Error())
+	}
+	t := target{id: r.Identifier, url: r.URL, auth: auth{kind: AuthKind(r.AuthKind), header: r.AuthHeader}}
+	if r.SealedCredential == "" {
+		if t.auth.kind != AuthNone {
+			return target{}, opError(r.Identifier, KindCredential, "the MCP server %q has no credential stored for its %s auth", r.Identifier, r.AuthKind)
+		}
+		return t, nil
+	}
+	if s.keys == nil {
+		return target{}, opError(r.Identifier, KindCredential, "the credential of MCP server %q cannot be opened: no master key is configured", r.Identifier)
+	}
+	plain, err := s.keys.Open(r.SealedCredential, sealedFor(r.Identifier))
+	if err != nil {
+		return target{}, opError(r.Identifier, KindCredential, "the credential of MCP server %q cannot be opened (wrong master key or corrupt value)", r.Identifier)
+	}
+	t.auth.secret = string(plain)
+	return t, nil
+}
+
+// urlTarget is a target for a URL diagnostic: no record, no credential.
+func (s *Service) urlTarget(raw string) (target, error) {
+	u, err := s.guard.CheckURL(raw)
+	if err != nil {
+		return target{}, opError("url", KindRefused, "the MCP server URL is refused: %s", err.Error())
+	}
+	return target{id: u.Host, url: raw, auth: auth{kind: AuthNone}}, nil
+}
+
+// resolveCheck runs the guard's full check (with DNS) on a target before
+// any request, and so before any credential is attached.
+func (s *Service) resolveCheck(ctx context.Context, t target) error {
+	u, err := url.Parse(t.url)
+	if err != nil {
+		return opError(t.id, KindRefused, "the MCP server %q cannot be reached: the URL cannot be parsed", t.id)
+	}
+	if err := s.guard.Check(ctx, u); err != nil {
+		var ge *GuardError
+		if errors.As(err, &ge) {
+			return opError(t.id, KindRefused, "the MCP server %q cannot be reached: %s", t.id, ge.Error())
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		return opError(t.id, KindUnreachable, "the MCP server %q cannot be reached: %s", t.id, remoteText(err.Error(), 200))
+	}
+	return nil
+}
+
+// connect opens a session with the handshake the SDK negotiates, under
+// ctx's deadline. The client declares no capabilities and handles no
+// server requests: t3agent only lists and calls tools.
+func (s *Service) connect(ctx context.Context, t target) (*sdk.ClientSession, error) {
+	client := sdk.NewClient(&sdk.Implementation{Name: "t3agent", Version: s.version}, &sdk.ClientOptions{
+		Capabilities:   &sdk.ClientCapabilities{},
+		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
+		// The SDK's own logging stays off: its messages may quote remote
+		// data; failures are reported by classify instead.
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	return client.Connect(ctx, &sdk.StreamableClientTransport{
+		Endpoint:             t.url,
+		HTTPClient:           s.httpClient(t.auth),
+		MaxRetries:           -1, // no reconnects: one deadline, no retries
+		DisableStandaloneSSE: true,
+		MaxEventSize:         MaxAnswerBytes,
+	}, nil)
+}
+
+// fail classifies err, logs it with its redacted cause and returns the
+// public error.
+func (s *Service) fail(ctx context.Context, what string, t target, op *operation, budget time.Duration, err error) *Error {
+	e := classify(ctx, t.id, op, budget, err)
+	s.log.WarnContext(ctx, "MCP "+what+" failed", "server", t.id, "kind", string(e.Kind), "error", e.Error(), "cause", redact(err, t.url))
+	return e
+}
+
+// contact records a successful operation; a failure to record is logged
+// only, since the operation itself succeeded.
+func (s *Service) contact(ctx context.Context, id string, latency time.Duration) {
+	if err := s.st.RecordMCPContact(context.WithoutCancel(ctx), store.RecordMCPContactParams{Identifier: id, Latency: latency}); err != nil {
+		s.log.WarnContext(ctx, "MCP contact not recorded", "server", id, "error", err.Error())
+	}
+}
+
+// PingResult is what a ping learned.
+type PingResult struct {
+	Server          string        `json:"server"`
+	ProtocolVersion string        `json:"protocolVersion"`
+	ServerName      string        `json:"serverName"`
+	ServerVersion   string        `json:"serverVersion"`
+	Latency         time.Duration `json:"latencyNs"`
+}
+
+// Ping performs the handshake with a configured server, without
+// importing, and records the contact on success. It needs no data class.
+func (s *Service) Ping(ctx context.Context, identifier string) (PingResult, error) {
+	r, err := s.st.MCPServer(ctx, identifier)
+	if err != nil {
+		return PingResult{}, err
+	}
+	t, err := s.targetOf(r)
+	if err != nil {
+		return PingResult{}, err
+	}
+	res, err := s.ping(ctx, t)
+	if err == nil {
+		s.contact(ctx, identifier, res.Latency)
+	}
+	return res, err
+}
+
+// PingURL performs the handshake with a server that is not configured,
+// without a credential. Nothing is recorded.
+func (s *Service) PingURL(ctx context.Context, rawURL string) (PingResult, error) {
+	t, err := s.urlTarget(rawURL)
+	if err != nil {
+		return PingResult{}, err
+	}
+	return s.ping(ctx, t)
+}
+
+func (s *Service) ping(ctx context.Context, t target) (PingResult, error) {
+	ctx, op, budget, cancel := s.begin(ctx)
+	defer cancel()
+	if err := s.resolveCheck(ctx, t); err != nil {
+		return PingResult{}, s.fail(ctx, "ping", t, op, budget, err)
+	}
+	start := time.Now()
+	cs, err := s.connect(ctx, t)
+	if err != nil {
+		return PingResult{}, s.fail(ctx, "ping", t, op, budget, err)
+	}
+	latency := time.Since(start)
+	defer cs.Close()
+	init := cs.InitializeResult()
+	res := PingResult{Server: t.id, Latency: latency}
+	if init != nil {
+		res.ProtocolVersion = remoteText(init.ProtocolVersion, 100)
+		if init.ServerInfo != nil {
+			res.ServerName = remoteText(init.ServerInfo.Name, 100)
+			res.ServerVersion = remoteText(init.ServerInfo.Version, 100)
+		}
+	}
+	return res, nil
+}
+
+// pool keeps one session per server identifier.
+type pool struct {
+	svc     *Service
+	mu      sync.Mutex
+	entries map[string]*pooled
+}
+
+// pooled is one server's session; ready closes once connecting ended
+// (with session or err set).
+type pooled struct {
+	url     string
+	auth    auth
+	ready   chan struct{}
+	session *sdk.ClientSession
+	err     error
+}
+
+// session returns the pooled session for t, connecting (under ctx's
+// deadline) when there is none or when the server's URL or credential
+// changed since it was opened. Callers that arrive while another
+// connects wait for that connect; if it fails, they try once themselves.
+func (p *pool) session(ctx context.Context, t target) (*sdk.ClientSession, error) {
+	for attempt := 0; ; attempt++ {
+		e, mine := p.entry(t)
+		if mine {
+			e.session, e.err = p.svc.connect(ctx, t)
+			if e.err != nil {
+				p.drop(t.id, e)
+			}
+			close(e.ready)
+			return e.session, e.err
+		}
+		select {
+		case <-e.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if e.err == nil {
+			return e.session, nil
+		}
+		if attempt > 0 {
+			return nil, e.err
+		}
+	}
+}
+
+// entry returns the server's entry, making one (mine) when there is none
+// or the one there is stale; a stale entry is closed.
+func (p *pool) entry(t target) (e *pooled, mine bool) {
+	p.mu.Lock()
+	if p.entries == nil {
+		p.entries = map[string]*pooled{}
+	}
+	e = p.entries[t.id]
+	var stale *pooled
+	if e != nil && (e.url != t.url || e.auth != t.auth) {
+		stale, e = e, nil
+	}
+	if e == nil {
+		e, mine = &pooled{url: t.url, auth: t.auth, ready: make(chan struct{})}, true
+		p.entries[t.id] = e
+	}
+	p.mu.Unlock()
+	if stale != nil {
+		stale.close()
+	}
+	return e, mine
+}
+
+// drop forgets e if it is still the server's entry.
+func (p *pool) drop(id string, e *pooled) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.entries[id] == e {
+		delete(p.entries, id)
+	}
+}
+
+// invalidate drops and closes the server's session if it is still cs,
+// after a failure that may have broken it.
+func (p *pool) invalidate(id string, cs *sdk.ClientSession) {
+	p.mu.Lock()
+	e := p.entries[id]
+	if e == nil || e.session != cs {
+		p.mu.Unlock()
+		return
+	}
+	delete(p.entries, id)
+	p.mu.Unlock()
+	e.close()
+}
+
+// retire drops and closes the server's session, whatever it is.
+func (p *pool) retire(id string) {
+	p.mu.Lock()
+	e := p.entries[id]
+	delete(p.entries, id)
+	p.mu.Unlock()
+	if e != nil {
+		e.close()
+	}
+}
+
+func (p *pool) closeAll() {
+	p.mu.Lock()
+	all := p.entries
+	p.entries = nil
+	p.mu.Unlock()
+	for _, e := range all {
+		e.close()
+	}
+}
+
+// close ends the session once connecting finished.
+func (e *pooled) close() {
+	<-e.ready
+	if e.session != nil {
+		_ = e.session.Close()
+	}
+}
