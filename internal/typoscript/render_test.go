@@ -1,0 +1,46 @@
+package typoscript_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/t3agent/t3agent/internal/typoscript"
+)
+
+func TestRender(t *testing.T) {
+	t.Parallel()
+	ast := build(t, "page = PAGE\npage.10 = TEXT\npage.10.value (\nline1\nline2\n)\nplugin.tx_x.settings {\n"+
+		" apiKey = abc\n smtp_password = p\n url = https://user:s3cret@example.org/x\n}\nlib.ref =< lib.other\nconfig.x = 1",
+		typoscript.ASTParams{})
+	top := typoscript.Render(ast.Root, typoscript.RenderParams{})
+	if top.Text != "page = PAGE (+1 children)\nplugin (+1 children)\nlib (+1 children)\nconfig (+1 children)\n" {
+		t.Errorf("top level:\n%s", top.Text)
+	}
+	sub := typoscript.Render(ast.Root, typoscript.RenderParams{Path: "page", Redact: true})
+	if sub.Text != "page = PAGE\n  10 = TEXT\n    value = line1\\nline2\n" || !sub.Found {
+		t.Errorf("subtree:\n%s", sub.Text)
+	}
+	red := typoscript.Render(ast.Root, typoscript.RenderParams{Path: "plugin.tx_x", Redact: true})
+	for _, leak := range []string{"abc", "= p\n", "s3cret"} {
+		if strings.Contains(red.Text, leak) {
+			t.Errorf("redacted output leaks %q:\n%s", leak, red.Text)
+		}
+	}
+	if !strings.Contains(red.Text, "url = https://user:***@example.org/x") || !strings.Contains(red.Text, "apiKey = [redacted]") {
+		t.Errorf("redaction:\n%s", red.Text)
+	}
+	if r := typoscript.Render(ast.Root, typoscript.RenderParams{Path: "lib"}); !strings.Contains(r.Text, "ref =< lib.other") {
+		t.Errorf("reference:\n%s", r.Text)
+	}
+	if r := typoscript.Render(ast.Root, typoscript.RenderParams{Path: "nope"}); r.Found {
+		t.Error("missing path found")
+	}
+	capped := typoscript.Render(ast.Root, typoscript.RenderParams{Path: "plugin", MaxLines: 2})
+	if capped.Omitted != 4 || !strings.HasSuffix(capped.Text, "… 4 more lines\n") || strings.Count(capped.Text, "\n") != 3 {
+		t.Errorf("cap:\n%s", capped.Text)
+	}
+	flatOut := typoscript.RenderFlat(ast.Root.Flatten(), typoscript.RenderParams{Path: "plugin.tx_x.settings", Redact: true})
+	if strings.Count(flatOut.Text, "\n") != 3 || strings.Contains(flatOut.Text, "abc") {
+		t.Errorf("flat:\n%s", flatOut.Text)
+	}
+}
