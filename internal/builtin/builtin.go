@@ -4,6 +4,7 @@
 package builtin
 
 import (
+	"github.com/t3agent/t3agent/internal/builtin/configuration"
 	"github.com/t3agent/t3agent/internal/builtin/content"
 	"github.com/t3agent/t3agent/internal/builtin/structure"
 	"github.com/t3agent/t3agent/internal/readpolicy"
@@ -17,5 +18,6 @@ func Tools(site *typo3.Site, policy *readpolicy.Policy) []tool.Tool {
 	var out []tool.Tool
 	out = append(out, content.Tools(site, policy)...)
 	out = append(out, structure.Tools(site, policy)...)
+	out = append(out, configuration.Tools(site, policy)...)
 	return out
 }

@@ -74,6 +74,8 @@ func NewRootCommand(env Env) *cobra.Command {
 		a.tcaCommand(),
 		a.toolsCommand(),
 		a.mcpCommand(),
+		a.runCommand(), a.runsCommand(),
+		a.applyCommand(), a.configCommand(), a.usageCommand(),
 	)
 	return root
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/t3agent/t3agent/internal/agentconfig"
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/mcp"
 	"github.com/t3agent/t3agent/internal/tool"
@@ -18,19 +19,35 @@ import (
 // gateFlags are the flags that say for whom and for which configuration a
 // tools command decides.
 type gateFlags struct {
-	zone   string
-	groups []string
+	configuration string
+	zone          string
+	groups        []string
 }
 
 func (f *gateFlags) register(cmd *cobra.Command, zoneDefault string) {
-	cmd.Flags().StringVar(&f.zone, "zone", zoneDefault, "trust zone of the receiver: local, privateHosted, externalEu or externalGlobal")
-	cmd.Flags().StringSliceVar(&f.groups, "groups", nil, "allowed tool groups of the configuration (default: all)")
+	cmd.Flags().StringVarP(&f.configuration, "configuration", "C", "", "decide as for this agent configuration (its tool groups and its providers' least trusted zone)")
+	cmd.Flags().StringVar(&f.zone, "zone", zoneDefault, "without --configuration: trust zone of the receiver (local, privateHosted, externalEu, externalGlobal)")
+	cmd.Flags().StringSliceVar(&f.groups, "groups", nil, "without --configuration: allowed tool groups (default: all)")
 }
 
-func (f *gateFlags) config() (gate.Config, error) {
+// config returns the configuration the gate decides for: a stored agent
+// configuration when --configuration names one, else the --zone/--groups
+// readout configuration.
+func (f *gateFlags) config(ctx context.Context, cmd *cobra.Command, r *runtime, lookupEnv func(string) (string, bool)) (gate.Configuration, error) {
+	if f.configuration != "" {
+		if cmd.Flags().Changed("zone") || cmd.Flags().Changed("groups") {
+			return nil, errors.New("--configuration already fixes the zone and the groups; leave out --zone and --groups")
+		}
+		svc := agentconfig.New(agentconfig.Params{Store: r.store, Keyring: r.keyring, LookupEnv: lookupEnv})
+		res, err := svc.Resolve(ctx, f.configuration)
+		if err != nil {
+			return nil, fmt.Errorf("--configuration %s: %w", f.configuration, err)
+		}
+		return res, nil
+	}
 	z := tool.TrustZone(f.zone)
 	if z.Normalize() != z {
-		return gate.Config{}, fmt.Errorf("--zone: %q is not local, privateHosted, externalEu or externalGlobal", f.zone)
+		return nil, fmt.Errorf("--zone: %q is not local, privateHosted, externalEu or externalGlobal", f.zone)
 	}
 	return gate.Config{Name: "cli", AllowedGroups: f.groups, TrustZone: z}, nil
 }
@@ -85,11 +102,11 @@ func (a *app) toolsListCommand(use, short string) *cobra.Command {
 			if use == "explain" && a.as == "" {
 				return errors.New("explain needs --as USER: the gate decides for a backend user")
 			}
-			cfg, err := gf.config()
-			if err != nil {
-				return err
-			}
 			return a.withRuntime(cmd.Context(), func(r *runtime) error {
+				cfg, err := gf.config(cmd.Context(), cmd, r, a.lookupEnv)
+				if err != nil {
+					return err
+				}
 				actor, err := a.actor(cmd.Context(), r.site)
 				if err != nil {
 					return err
@@ -153,11 +170,11 @@ func (a *app) toolsCallCommand() *cobra.Command {
 			if a.as == "" {
 				return errors.New("call needs --as USER: tools act as a backend user")
 			}
-			cfg, err := gf.config()
-			if err != nil {
-				return err
-			}
 			return a.withRuntime(cmd.Context(), func(r *runtime) error {
+				cfg, err := gf.config(cmd.Context(), cmd, r, a.lookupEnv)
+				if err != nil {
+					return err
+				}
 				actor, err := a.actor(cmd.Context(), r.site)
 				if err != nil {
 					return err

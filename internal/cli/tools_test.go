@@ -3,6 +3,8 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -122,5 +124,59 @@ func TestToolsCall(t *testing.T) {
 	}
 	if _, _, err := run(t, ctx, work, nil, "tools", "list", "--zone", "moon"); err == nil || !strings.Contains(err.Error(), "--zone") {
 		t.Errorf("bad zone: %v", err)
+	}
+}
+
+func TestToolsListForAStoredConfiguration(t *testing.T) {
+	t.Parallel()
+	work := demoDir(t)
+	ctx := context.Background()
+	yaml := `providers:
+  - identifier: cloud
+    adapter: openai
+    api_key: env:T3AGENT_TEST_UNUSED_KEY
+    trust_zone: externalGlobal
+  - identifier: onprem
+    adapter: openai_compatible
+    endpoint: http://127.0.0.1:11434/v1
+    trust_zone: local
+models:
+  - identifier: cloud-model
+    provider: cloud
+    model_id: m1
+  - identifier: local-model
+    provider: onprem
+    model_id: m2
+configurations:
+  - identifier: local-structure
+    model: local-model
+    allowed_tool_groups: [structure]
+  - identifier: local-with-cloud-fallback
+    model: local-model
+    fallback_chain: [cloud-only]
+  - identifier: cloud-only
+    model: cloud-model
+`
+	f := filepath.Join(work, "agents.yaml")
+	if err := os.WriteFile(f, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, ctx, work, nil, "apply", "-f", f); err != nil {
+		t.Fatal(err)
+	}
+	grouped := decisions(t, work, "tools", "list", "--as", "editor", "--configuration", "local-structure")
+	if grouped["read_records"].Reason != "configuration_group" || !grouped["get_table_schema"].Allowed {
+		t.Errorf("local-structure: %+v / %+v", grouped["read_records"], grouped["get_table_schema"])
+	}
+	// A cloud fallback lowers the zone of a local configuration.
+	fb := decisions(t, work, "tools", "list", "--as", "editor", "-C", "local-with-cloud-fallback")
+	if fb["get_table_schema"].Reason != "trust_zone" || !fb["read_records"].Allowed {
+		t.Errorf("local with cloud fallback: %+v / %+v", fb["get_table_schema"], fb["read_records"])
+	}
+	if _, _, err := run(t, ctx, work, nil, "tools", "list", "-C", "local-structure", "--zone", "local"); err == nil || !strings.Contains(err.Error(), "leave out --zone") {
+		t.Errorf("--configuration with --zone: %v", err)
+	}
+	if _, _, err := run(t, ctx, work, nil, "tools", "list", "-C", "nope"); err == nil || !strings.Contains(err.Error(), "--configuration nope") {
+		t.Errorf("unknown configuration: %v", err)
 	}
 }

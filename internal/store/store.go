@@ -23,6 +23,9 @@ type Store interface {
 	Settings
 	GovernanceEvents
 	MCPCatalogue
+	Runs
+	AgentConfigs
+	Telemetry
 
 	// Ping reports whether the database answers; use it for readiness.
 	Ping(ctx context.Context) error

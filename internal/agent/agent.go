@@ -1,0 +1,194 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/t3agent/t3agent/internal/agentconfig"
+	"github.com/t3agent/t3agent/internal/gate"
+	"github.com/t3agent/t3agent/internal/llm"
+	"github.com/t3agent/t3agent/internal/secret"
+	"github.com/t3agent/t3agent/internal/store"
+	"github.com/t3agent/t3agent/internal/telemetry"
+	"github.com/t3agent/t3agent/internal/typo3"
+)
+
+// Round limits.
+const (
+	// DefaultMaxRounds is the round cap when neither the request nor the
+	// configuration sets one.
+	DefaultMaxRounds = 5
+	// MaxRounds is the ceiling; larger requests are clamped to it.
+	MaxRounds = 20
+	// LeaseDuration is how long a run's lease lasts between steps.
+	LeaseDuration = 15 * time.Minute
+)
+
+// Outcome is how a run stopped. Consumers must keep a default arm: the
+// durable-runs work adds outcomes.
+type Outcome string
+
+const (
+	OutcomeCompleted                 Outcome = "completed"
+	OutcomeAwaitingApproval          Outcome = "awaiting_approval"
+	OutcomeAwaitingInput             Outcome = "awaiting_input"
+	OutcomeSuspendFailed             Outcome = "suspend_failed"
+	OutcomeGuardrailBlocked          Outcome = "guardrail_blocked"
+	OutcomeGuardrailApprovalRequired Outcome = "guardrail_approval_required"
+	OutcomeFailed                    Outcome = "failed"
+	OutcomeCancelled                 Outcome = "cancelled"
+)
+
+// Termination is why a run ended, stored in its own column.
+type Termination string
+
+const (
+	TerminationCompleted        Termination = "completed"
+	TerminationMaxIterations    Termination = "max_iterations"
+	TerminationBudgetExhausted  Termination = "budget_exhausted"
+	TerminationPolicyDenied     Termination = "policy_denied"
+	TerminationApprovalDenied   Termination = "approval_denied"
+	TerminationProviderFailed   Termination = "provider_failed"
+	TerminationCancelled        Termination = "cancelled"
+	TerminationContextTruncated Termination = "context_truncated"
+)
+
+// Caller names who started a run, for telemetry and the run row; it is
+// never sent to the provider.
+type Caller struct {
+	Source    string // e.g. "cli", "chat", "api"
+	Operation string // e.g. "run", "chatTurn"
+}
+
+// Request is one run.
+type Request struct {
+	// Config is the resolved configuration: its own entry, whose
+	// prompt, sampling, tools, guardrails, rounds, privacy and budget
+	// apply, and its fallback chain.
+	Config *agentconfig.Resolved
+	// Messages is the transcript: the caller's system message (if any),
+	// then user and assistant turns. The run does not change it.
+	Messages []llm.Message
+	// Actor is the TYPO3 backend user the run and every tool call act as;
+	// nil means no data.
+	Actor  *typo3.BackendUser
+	Caller Caller
+	// Tools narrows the offered tools: nil asks for every enabled tool,
+	// an empty slice for none. A request, never a grant.
+	Tools []string
+	// MaxRounds overrides the configuration's cap when > 0, clamped to
+	// MaxRounds.
+	MaxRounds int
+	// OnEvent, when set, sees every event before it is persisted, on the
+	// run's goroutine (a live view). It must be quick.
+	OnEvent func(Event)
+}
+
+// Result is how a run ended. Run never fails with a Go error: every
+// outcome, failures included, is a Result.
+type Result struct {
+	Outcome Outcome
+	// RunID is the run's row; "" only when the run could not be recorded
+	// and therefore did not run.
+	RunID string
+	// Content is the final answer (completed runs).
+	Content string
+	// Rounds counts provider calls: one a round, plus the final call of
+	// a truncated run (and a call a guardrail asked to repeat).
+	Rounds    int
+	ToolCalls int
+	Usage     llm.Usage
+	// Cost is the estimated cost; CostUnknown when a model without prices
+	// answered.
+	Cost        agentconfig.USD
+	CostUnknown bool
+	// Truncated reports that the round cap forced the final answer.
+	Truncated   bool
+	Termination Termination
+	// Error is a public-safe sentence for runs that did not complete.
+	Error string
+	// Pending is the turn a waiting run waits on.
+	Pending *Pending
+}
+
+// Pending is the suspended turn of a run waiting for approval or input.
+type Pending struct {
+	Calls []llm.ToolCall
+	// Digest is the SHA-256 (hex) of the pending calls, which a decision
+	// must quote back.
+	Digest string
+	// InputTool and InputSchema name the call that waits for input and
+	// the schema of that input.
+	InputTool   string
+	InputSchema json.RawMessage
+}
+
+// Store is what the runtime needs from the store: runs and their events,
+// and the settings the gate's enforcement mode lives in.
+type Store interface {
+	store.Runs
+	store.Settings
+}
+
+// ProviderSource builds the llm.Provider of a chain entry; Providers is
+// the implementation.
+type ProviderSource interface {
+	Provider(ctx context.Context, e agentconfig.Entry) (llm.Provider, error)
+}
+
+// Params configure New.
+type Params struct {
+	Gate  *gate.Gate // required
+	Store Store      // required
+	// Providers builds the provider of each chain entry; required.
+	Providers ProviderSource
+	// Telemetry records every provider call and checks the budgets
+	// before it; required, so that no call goes unrecorded or unchecked.
+	Telemetry *telemetry.Recorder
+	// Keyring seals a suspended run's pending turn. Without one a run that
+	// must wait for approval or input ends suspend_failed.
+	Keyring *secret.Keyring
+	// Now is the clock for durations and the event log; nil means time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+	// LeaseOwner names this process in the runs it executes; "" means
+	// "interactive:<host>:<pid>".
+	LeaseOwner string
+}
+
+// Runtime runs agent turns. It is safe for concurrent use; each Run keeps
+// its own state.
+type Runtime struct {
+	gate    *gate.Gate
+	st      Store
+	prov    ProviderSource
+	keyring *secret.Keyring
+	tel     *telemetry.Recorder
+	now     func() time.Time
+	log     *slog.Logger
+	owner   string
+}
+
+// New returns a runtime.
+func New(p Params) (*Runtime, error) {
+	if p.Gate == nil || p.Store == nil || p.Providers == nil || p.Telemetry == nil {
+		return nil, errors.New("agent: a gate, a store, providers and telemetry are required")
+	}
+	rt := &Runtime{gate: p.Gate, st: p.Store, prov: p.Providers, keyring: p.Keyring, tel: p.Telemetry, now: p.Now, log: p.Logger, owner: p.LeaseOwner}
+	if rt.now == nil {
+		rt.now = time.Now
+	}
+	if rt.log == nil {
+		rt.log = slog.Default()
+	}
+	if rt.owner == "" {
+		host, _ := os.Hostname()
+		rt.owner = fmt.Sprintf("interactive:%s:%d", host, os.Getpid())
+	}
+	return rt, nil
+}

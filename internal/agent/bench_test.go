@@ -1,0 +1,60 @@
+package agent_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/t3agent/t3agent/internal/agent"
+	"github.com/t3agent/t3agent/internal/dbtest"
+	"github.com/t3agent/t3agent/internal/llm"
+	"github.com/t3agent/t3agent/internal/llm/llmtest"
+	"github.com/t3agent/t3agent/internal/tool"
+)
+
+// BenchmarkLoop is a 5-round run with 5 tool calls (two in the first
+// turn, one in each of the next three, then the answer) against a
+// zero-latency scripted OpenAI server, every step persisted, on SQLite
+// and on PostgreSQL. ms/round is the whole run over its 5 rounds: the
+// loop's own overhead, since the provider takes no time. "builtin" calls
+// get_page_content on the demo site; "noop" a tool that does nothing, to
+// show the loop without tool work.
+//
+//	go test ./internal/agent -run '^$' -bench BenchmarkLoop -benchtime 200x
+func BenchmarkLoop(b *testing.B) {
+	for _, db := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{
+		{"sqlite", func(testing.TB) string { return "" }},
+		{"postgres", func(tb testing.TB) string { return dbtest.Postgres(tb) }},
+	} {
+		for _, tl := range []struct{ name, call, args string }{
+			{"builtin", "get_page_content", `{"uid":6}`},
+			{"noop", "noop", `{}`},
+		} {
+			b.Run(db.name+"/"+tl.name, func(b *testing.B) {
+				noop := newTestTool("noop", tool.GroupContent, tool.EditorContent)
+				f := newFixture(b, fixtureParams{extra: []tool.Tool{noop}, storeDSN: db.dsn(b)})
+				call := func(id string) llm.ToolCall { return llmtest.Call(id, tl.call, tl.args) }
+				srv := llmtest.New(b, llmtest.Options{Wire: llmtest.OpenAI, Cycle: true},
+					llmtest.Calls(call("c1"), call("c2")).WithUsage(900, 20),
+					llmtest.Calls(call("c3")).WithUsage(1000, 20),
+					llmtest.Calls(call("c4")).WithUsage(1100, 20),
+					llmtest.Calls(call("c5")).WithUsage(1200, 20),
+					llmtest.Text("Done.").WithUsage(1300, 20),
+				)
+				f.apply(providerDoc("bench", "openai", "externalGlobal", srv, 0, ""))
+				req := f.request("bench", "editor", "Look around.")
+				req.Tools = []string{tl.call}
+				ctx := context.Background()
+				for b.Loop() {
+					res := f.rt.Run(ctx, req)
+					if res.Outcome != agent.OutcomeCompleted || res.Rounds != 5 || res.ToolCalls != 5 {
+						b.Fatalf("result = %+v", res)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/5/1e6, "ms/round")
+			})
+		}
+	}
+}

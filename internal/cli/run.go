@@ -1,0 +1,319 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/t3agent/t3agent/internal/agent"
+	"github.com/t3agent/t3agent/internal/agentconfig"
+	"github.com/t3agent/t3agent/internal/llm"
+	"github.com/t3agent/t3agent/internal/store"
+	"github.com/t3agent/t3agent/internal/telemetry"
+)
+
+// agentRuntime builds the agent runtime over an opened runtime. The
+// caller closes the returned Providers.
+func (a *app) agentRuntime(r *runtime) (*agent.Runtime, *agentconfig.Service, *agent.Providers, error) {
+	cfgs := a.agentConfigs(r.store, r.keyring)
+	tel := telemetry.New(telemetry.Params{Store: r.store})
+	providers := agent.NewProviders(agent.ProvidersParams{Keys: cfgs, Logger: a.logger})
+	rt, err := agent.New(agent.Params{
+		Gate: r.gate, Store: r.store, Providers: providers, Telemetry: tel, Keyring: r.keyring, Logger: a.logger,
+	})
+	if err != nil {
+		providers.Close()
+		return nil, nil, nil, err
+	}
+	return rt, cfgs, providers, nil
+}
+
+func (a *app) runCommand() *cobra.Command {
+	var configuration string
+	var tools []string
+	var maxRounds int
+	cmd := &cobra.Command{
+		Use:   `run --configuration NAME --as USER "prompt"`,
+		Short: "Run one agent turn and print the answer",
+		Long: "Run one agent turn through the loop, as a TYPO3 backend user, with an agent configuration " +
+			"(see `t3agent apply`), and print the answer. A summary line (rounds, tool calls, tokens, cost, " +
+			"run id) goes to stderr; `t3agent runs show ID` has the whole timeline.\n\n" +
+			"--configuration (-C) names the agent configuration; the global --config is the configuration " +
+			"file. A prompt of - is read from stdin.",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if configuration == "" {
+				return errors.New("run needs --configuration NAME (-C): the agent configuration to run with")
+			}
+			if a.as == "" {
+				return errors.New("run needs --as USER: the run acts as a TYPO3 backend user")
+			}
+			prompt := strings.Join(args, " ")
+			if prompt == "-" {
+				b, err := io.ReadAll(cmd.InOrStdin())
+				if err != nil {
+					return fmt.Errorf("cannot read the prompt from stdin: %w", err)
+				}
+				prompt = string(b)
+			}
+			if strings.TrimSpace(prompt) == "" {
+				return errors.New("the prompt is empty")
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return a.withRuntime(ctx, func(r *runtime) error {
+				actor, err := a.actor(ctx, r.site)
+				if err != nil {
+					return err
+				}
+				rt, cfgs, providers, err := a.agentRuntime(r)
+				if err != nil {
+					return err
+				}
+				defer providers.Close()
+				resolved, err := cfgs.Resolve(ctx, configuration)
+				if err != nil {
+					return fmt.Errorf("--configuration %s: %w", configuration, err)
+				}
+				req := agent.Request{
+					Config:    resolved,
+					Messages:  []llm.Message{{Role: llm.RoleUser, Content: prompt}},
+					Actor:     actor,
+					Caller:    agent.Caller{Source: "cli", Operation: "run"},
+					MaxRounds: maxRounds,
+				}
+				if cmd.Flags().Changed("tool") {
+					req.Tools = tools
+				}
+				res := rt.Run(ctx, req)
+				return a.printResult(res)
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&configuration, "configuration", "C", "", "the agent configuration to run with (not the configuration file, which is --config)")
+	cmd.Flags().StringSliceVar(&tools, "tool", nil, "offer only these tools (repeatable; default every enabled tool the gate allows)")
+	cmd.Flags().IntVar(&maxRounds, "max-rounds", 0, fmt.Sprintf("round cap for this run (default the configuration's; at most %d)", agent.MaxRounds))
+	return cmd
+}
+
+// printResult prints the answer (or why there is none) and the summary.
+func (a *app) printResult(res agent.Result) error {
+	if a.jsonOut {
+		if err := writeJSON(a.env.Stdout, res); err != nil {
+			return err
+		}
+	} else if res.Content != "" {
+		fmt.Fprintln(a.env.Stdout, strings.TrimRight(res.Content, "\n"))
+	}
+	fmt.Fprintln(a.env.Stderr, summary(res))
+	switch res.Outcome {
+	case agent.OutcomeCompleted:
+		return nil
+	case agent.OutcomeAwaitingApproval, agent.OutcomeAwaitingInput:
+		names := make([]string, len(res.Pending.Calls))
+		for i, c := range res.Pending.Calls {
+			names[i] = c.Name
+		}
+		what := "approval"
+		if res.Outcome == agent.OutcomeAwaitingInput {
+			what = "input to " + res.Pending.InputTool
+		}
+		return fmt.Errorf("run %s waits for %s (%s)", res.RunID, what, strings.Join(names, ", "))
+	}
+	msg := res.Error
+	if msg == "" {
+		msg = "the run ended " + string(res.Outcome)
+	}
+	if res.RunID != "" {
+		return fmt.Errorf("run %s: %s", res.RunID, strings.TrimSuffix(msg, "."))
+	}
+	return errors.New(strings.TrimSuffix(msg, "."))
+}
+
+// summary is the one line after the answer.
+func summary(res agent.Result) string {
+	reason := string(res.Outcome)
+	if res.Termination != "" && string(res.Termination) != reason {
+		reason += " (" + string(res.Termination) + ")"
+	}
+	id := res.RunID
+	if id == "" {
+		id = "not recorded"
+	}
+	return fmt.Sprintf("%s · %d round(s) · %d tool call(s) · %d in / %d out tokens · %s · run %s",
+		reason, res.Rounds, res.ToolCalls, res.Usage.InputTokens, res.Usage.OutputTokens,
+		agent.CostString(res.Cost, res.CostUnknown), id)
+}
+
+func (a *app) runsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List agent runs and show one with its event timeline",
+	}
+	cmd.AddCommand(a.runsListCommand(), a.runsShowCommand())
+	return cmd
+}
+
+func (a *app) runsListCommand() *cobra.Command {
+	var p store.ListRunsParams
+	var status string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List runs, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p.Status = store.RunStatus(status)
+			if p.Status != "" && !p.Status.Valid() {
+				return fmt.Errorf("--status: %q is not queued, running, waiting_for_approval, waiting_for_input, completed, failed or cancelled", status)
+			}
+			return a.withStore(cmd.Context(), func(st store.Store) error {
+				runs, err := st.Runs(cmd.Context(), p)
+				if err != nil {
+					return err
+				}
+				if a.jsonOut {
+					return writeJSON(a.env.Stdout, runs)
+				}
+				tw := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "RUN\tSTARTED\tSTATUS\tREASON\tUSER\tCONFIGURATION\tROUNDS\tTOOLS\tTOKENS\tCOST")
+				for _, r := range runs {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", r.ID, r.CreatedAt.Format(time.DateTime), r.Status,
+						orDash(r.TerminationReason), orDash(r.OwnerUsername), orDash(r.Configuration), r.Rounds, r.ToolCalls,
+						r.InputTokens+r.OutputTokens, agent.CostString(agentconfig.USD(r.Cost), r.CostUnknown))
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().StringVar(&p.OwnerUsername, "user", "", "only runs of this backend user")
+	cmd.Flags().StringVar(&status, "status", "", "only runs in this status")
+	cmd.Flags().StringVar(&p.Before, "before", "", "only runs older than this run id (the next page)")
+	cmd.Flags().IntVar(&p.Limit, "limit", 20, fmt.Sprintf("at most this many runs (1 to %d)", store.MaxRunLimit))
+	return cmd
+}
+
+func (a *app) runsShowCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one run and its event timeline",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			return a.withStore(ctx, func(st store.Store) error {
+				run, err := st.Run(ctx, args[0])
+				if errors.Is(err, store.ErrNotFound) {
+					return fmt.Errorf("there is no run %s", args[0])
+				}
+				if err != nil {
+					return err
+				}
+				var events []store.RunEvent
+				for from := int64(0); ; {
+					page, err := st.RunEvents(ctx, store.ListRunEventsParams{RunID: run.ID, FromSeq: from})
+					if err != nil {
+						return err
+					}
+					events = append(events, page...)
+					if len(page) < store.DefaultRunEventLimit {
+						break
+					}
+					from = page[len(page)-1].Seq + 1
+				}
+				if a.jsonOut {
+					return writeJSON(a.env.Stdout, struct {
+						Run    store.Run        `json:"run"`
+						Events []store.RunEvent `json:"events"`
+					}{run, events})
+				}
+				a.printRun(run, events)
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) printRun(r store.Run, events []store.RunEvent) {
+	w := a.env.Stdout
+	fmt.Fprintf(w, "Run %s\n", r.ID)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  status\t%s\n", r.Status)
+	if r.Outcome != "" {
+		fmt.Fprintf(tw, "  outcome\t%s\n", r.Outcome)
+	}
+	if r.TerminationReason != "" {
+		fmt.Fprintf(tw, "  reason\t%s\n", r.TerminationReason)
+	}
+	if r.Error != "" {
+		fmt.Fprintf(tw, "  error\t%s (%s)\n", r.Error, r.ErrorClass)
+	}
+	fmt.Fprintf(tw, "  user\t%s (uid %d)\n", orDash(r.OwnerUsername), r.OwnerUID)
+	fmt.Fprintf(tw, "  configuration\t%s\n", orDash(r.Configuration))
+	fmt.Fprintf(tw, "  caller\t%s / %s\n", orDash(r.CallerSource), orDash(r.CallerOperation))
+	fmt.Fprintf(tw, "  rounds\t%d%s\n", r.Rounds, map[bool]string{true: " (truncated)"}[r.Truncated])
+	fmt.Fprintf(tw, "  tool calls\t%d\n", r.ToolCalls)
+	fmt.Fprintf(tw, "  tokens\t%d in / %d out\n", r.InputTokens, r.OutputTokens)
+	fmt.Fprintf(tw, "  cost\t%s\n", agent.CostString(agentconfig.USD(r.Cost), r.CostUnknown))
+	fmt.Fprintf(tw, "  privacy\t%s\n", r.Privacy)
+	fmt.Fprintf(tw, "  started\t%s\n", r.CreatedAt.Format(time.RFC3339Nano))
+	if !r.FinishedAt.IsZero() {
+		fmt.Fprintf(tw, "  finished\t%s (%s)\n", r.FinishedAt.Format(time.RFC3339Nano), r.FinishedAt.Sub(r.CreatedAt).Round(time.Millisecond))
+	}
+	if r.TurnDigest != "" {
+		fmt.Fprintf(tw, "  pending turn\t%s\n", r.TurnDigest)
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "\nEvents (%d)\n", len(events))
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  SEQ\tAT\tROUND\tKIND\tTOOK\tWHAT")
+	for _, e := range events {
+		took := ""
+		if e.Duration > 0 {
+			took = e.Duration.String()
+		}
+		fmt.Fprintf(tw, "  %d\t+%s\t%d\t%s\t%s\t%s\n", e.Seq, e.CreatedAt.Sub(r.CreatedAt).Round(time.Millisecond), e.Round, e.Kind, took,
+			agent.Describe(e.Kind, e.Payload))
+	}
+	_ = tw.Flush()
+}
+
+// lookupEnv reads env:NAME keys from the environment the command was
+// given.
+func (a *app) lookupEnv(name string) (string, bool) {
+	for _, kv := range slices.Backward(a.env.Environ) {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// withStore opens only the store, for commands that read runs.
+func (a *app) withStore(ctx context.Context, fn func(st store.Store) error) error {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, cfg.Store.DSN, store.OpenParams{Logger: a.logger})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(st)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
