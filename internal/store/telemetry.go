@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pressly/goose/v3"
 )
 
 // Telemetry persists one row per LLM provider call and the daily usage
@@ -216,6 +218,14 @@ func (s *sqlStore) RecordLLMCall(ctx context.Context, p RecordLLMCallParams) (LL
 	}
 	at := s.stamp()
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		if s.drv.Dialect() == goose.DialectPostgres {
+			// A call row need not wait for the WAL flush: it is visible to
+			// the next budget check at once (durability, not visibility, is
+			// relaxed), and the run's next durable commit flushes it.
+			if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+				return fmt.Errorf("store: cannot record the LLM call: %w", err)
+			}
+		}
 		err := tx.QueryRowContext(ctx, `
 			INSERT INTO llm_calls (run_id, source, operation, username, requested_configuration, configuration,
 				fallback_index, provider, model, model_id, success, error_class, input_tokens, output_tokens, cost,
