@@ -270,7 +270,16 @@ func TestTableSchema(t *testing.T) {
 // answer for a table that does not exist.
 func TestSensitiveMatrix(t *testing.T) {
 	t.Parallel()
-	site, _ := demoSite(t, typo3.DialectSQLite)
+	for _, d := range []typo3.Dialect{typo3.DialectSQLite, typo3.DialectMySQL} {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			testSensitiveMatrix(t, d)
+		})
+	}
+}
+
+func testSensitiveMatrix(t *testing.T, d typo3.Dialect) {
+	site, _ := demoSite(t, d)
 	site.TCA = extraTCA(t, site.TCA, map[string]string{"default": "<T3DataStructure><ROOT><type>array</type><el/></ROOT></T3DataStructure>"})
 	f := newFixture(t, site, demoUsers()...)
 	for _, user := range append(demoUsers(), "") {
