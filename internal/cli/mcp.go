@@ -19,10 +19,11 @@ import (
 	"github.com/t3agent/t3agent/internal/tool"
 )
 
-// openMCP builds the MCP client over the runtime's store. A missing
+// openMCP builds the MCP client over the runtime's store, with the
+// allow-list and deadline of the mcp.* configuration keys. A missing
 // master key is not an error: servers without a credential still work,
 // and storing or using a credential then fails with a clear sentence.
-func (a *app) openMCP(ctx context.Context, cfg config.Config, st store.Store) (*secret.Keyring, *mcp.Service, error) {
+func (a *app) openMCP(_ context.Context, cfg config.Config, st store.Store) (*secret.Keyring, *mcp.Service, error) {
 	keys, err := cfg.Keyring()
 	if errors.Is(err, config.ErrNoMasterKey) {
 		keys, err = nil, nil
@@ -30,13 +31,9 @@ func (a *app) openMCP(ctx context.Context, cfg config.Config, st store.Store) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	settings, err := mcp.LoadSettings(ctx, st)
-	if err != nil {
-		return nil, nil, err
-	}
 	svc, err := mcp.New(mcp.Params{
-		Store: st, Keyring: keys, Logger: a.logger, Timeout: settings.Timeout,
-		AllowedHosts: settings.AllowedHosts, ClientVersion: Version(),
+		Store: st, Keyring: keys, Logger: a.logger, Timeout: cfg.MCP.OperationTimeout,
+		AllowedHosts: cfg.MCP.Hosts(), ClientVersion: Version(),
 	})
 	if err != nil {
 		return nil, nil, err

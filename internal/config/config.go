@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -37,6 +38,57 @@ type Config struct {
 	Log      Log      `yaml:"log"`
 	HTTP     HTTP     `yaml:"http"`
 	Security Security `yaml:"security"`
+	MCP      MCP      `yaml:"mcp"`
+}
+
+// MCP tunes the client for external MCP servers.
+type MCP struct {
+	// AllowedHosts, when set, are the only hosts MCP servers may live on:
+	// comma-separated "host" (any port) or "host:port" entries, IPv6 as
+	// in URLs ("[::1]:8080"). Empty allows every host the guard does not
+	// refuse anyway (link-local and cloud metadata addresses).
+	AllowedHosts string `yaml:"allowed_hosts"`
+	// OperationTimeout is the deadline of one MCP operation (a call, an
+	// import, a ping), shared by all its HTTP requests.
+	OperationTimeout time.Duration `yaml:"operation_timeout"`
+}
+
+// Hosts returns the allow-list entries, trimmed, without empty ones.
+func (m MCP) Hosts() []string {
+	var out []string
+	for _, h := range strings.Split(m.AllowedHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// check names the first entry that is not a host or host:port, and a
+// deadline that is not positive (zero must never mean "no deadline").
+func (m MCP) check() error {
+	for _, h := range m.Hosts() {
+		if strings.ContainsAny(h, "/@?#\\ \t") {
+			return fmt.Errorf("mcp.allowed_hosts: %q is not a host or host:port", h)
+		}
+		host := h
+		if hh, port, err := net.SplitHostPort(h); err == nil {
+			if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+				return fmt.Errorf("mcp.allowed_hosts: %q has no valid port", h)
+			}
+			host = hh
+		}
+		if _, err := netip.ParseAddr(host); err == nil {
+			continue
+		}
+		if host == "" || strings.ContainsAny(host, ":[]") {
+			return fmt.Errorf("mcp.allowed_hosts: %q is not a host or host:port", h)
+		}
+	}
+	if m.OperationTimeout <= 0 {
+		return errors.New("mcp.operation_timeout: must be a positive duration such as 20s")
+	}
+	return nil
 }
 
 // Security holds the master key that seals credentials and suspended run
@@ -92,6 +144,7 @@ func Default(dataDir string) Config {
 		Site:    Site{Name: "TYPO3 site"},
 		Log:     Log{Level: "info", Format: "text"},
 		HTTP:    HTTP{ShutdownTimeout: 15 * time.Second},
+		MCP:     MCP{OperationTimeout: 20 * time.Second}, // mcp.DefaultTimeout
 	}
 }
 
@@ -312,6 +365,9 @@ func (c Config) Validate() error {
 	}
 	if c.HTTP.ShutdownTimeout <= 0 {
 		return errors.New("http.shutdown_timeout: must be a positive duration such as 15s")
+	}
+	if err := c.MCP.check(); err != nil {
+		return err
 	}
 	return nil
 }

@@ -96,7 +96,7 @@ func TestEveryKeyHasAnEnvironmentOverride(t *testing.T) {
 		t.Fatalf("only %d keys found: %v", len(keys), keys)
 	}
 	for _, k := range keys {
-		if k == "http.shutdown_timeout" {
+		if k == "http.shutdown_timeout" || k == "mcp.operation_timeout" {
 			continue
 		}
 		env := []string{"T3AGENT_SITE_DSN=sqlite:x.db", EnvName(k) + "=probe"}
@@ -155,5 +155,43 @@ func TestKeyring(t *testing.T) {
 	missing, err := FromEnv(dir, []string{"T3AGENT_SITE_DSN=sqlite:x.db", "T3AGENT_SECURITY_MASTER_KEY_FILE=/nope/key"})
 	if err == nil || !strings.HasPrefix(err.Error(), "security.master_key_file:") {
 		t.Errorf("missing key file: %v %v", missing, err)
+	}
+}
+
+func TestMCP(t *testing.T) {
+	t.Parallel()
+	site := "site:\n  dsn: sqlite:s.db\n"
+	def, err := Load(writeFile(t, site), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.MCP.OperationTimeout != 20*time.Second || def.MCP.Hosts() != nil {
+		t.Errorf("defaults: %+v, hosts %q", def.MCP, def.MCP.Hosts())
+	}
+	cfg, err := Load(writeFile(t, site+"mcp:\n  allowed_hosts: docs.example.com\n  operation_timeout: 5s\n"),
+		[]string{"T3AGENT_MCP_ALLOWED_HOSTS= MCP.example.com, 127.0.0.1:8080,,[::1]:9000 , ::1 "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"MCP.example.com", "127.0.0.1:8080", "[::1]:9000", "::1"}
+	if got := cfg.MCP.Hosts(); strings.Join(got, "|") != strings.Join(want, "|") || cfg.MCP.OperationTimeout != 5*time.Second {
+		t.Errorf("hosts %q, timeout %v; want %q (the environment wins) and 5s", got, cfg.MCP.OperationTimeout, want)
+	}
+	for _, c := range []struct {
+		body string
+		env  []string
+		want string
+	}{
+		{site + "mcp:\n  allowed_hosts: https://mcp.example.com\n", nil, `mcp.allowed_hosts: "https://mcp.example.com" is not a host or host:port`},
+		{site, []string{"T3AGENT_MCP_ALLOWED_HOSTS=ok.example, user@evil.example"}, `mcp.allowed_hosts: "user@evil.example"`},
+		{site, []string{"T3AGENT_MCP_ALLOWED_HOSTS=mcp.example.com:http"}, `mcp.allowed_hosts: "mcp.example.com:http" has no valid port`},
+		{site, []string{"T3AGENT_MCP_ALLOWED_HOSTS=[::1]"}, `mcp.allowed_hosts: "[::1]"`},
+		{site + "mcp:\n  operation_timeout: 0s\n", nil, "mcp.operation_timeout: must be a positive duration"},
+		{site, []string{"T3AGENT_MCP_OPERATION_TIMEOUT=-1s"}, "mcp.operation_timeout: must be a positive duration"},
+		{site, []string{"T3AGENT_MCP_OPERATION_TIMEOUT=soon"}, "mcp.operation_timeout (from T3AGENT_MCP_OPERATION_TIMEOUT)"},
+	} {
+		if _, err := Load(writeFile(t, c.body), c.env); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q %q: err = %v, want %q", c.body, c.env, err, c.want)
+		}
 	}
 }

@@ -25,12 +25,19 @@
 // the server's data class, the effect of the server or the tool's
 // override, approval from the server flag, admin-only by default, off
 // until enabled, the description prefixed with the server's name, and
-// Remote set so the trust zone is always enforced. When the gate admits a
-// call (gate.Invoke is the only way a tool runs), the tool re-reads its
-// server and row, spends one unit of the run segment's CallBudget (which
-// the loop passes in the context, WithCallBudget), and calls the server
-// on its pooled session. MapResult turns the answer into what the model
-// reads; every failure becomes an error result.
+// Remote set so the trust zone is always enforced. Each tool keeps the
+// server record its registry view was built from. When the gate admits a
+// call (gate.Invoke is the only way a tool runs), the tool checks that
+// its declaration still holds — reading the store only when the server
+// was changed through the Service since, or when its last read is older
+// than Params.Recheck (a second by default; changes made by another
+// process are seen that late) — and refuses until the registry refreshes
+// if it does not. Then it spends one unit of the run segment's
+// CallBudget (which the loop passes in the context, WithCallBudget) and
+// calls the server on its pooled session. MapResult turns the answer into
+// what the model reads; every failure becomes an error result. The last
+// contact is stored at most once a second per server, off the call's
+// path (Flush and Close store what is pending).
 //
 // # The wire
 //

@@ -292,6 +292,15 @@ type sdkServer struct {
 
 func newSDKServer(t testing.TB, kind serverKind, mut ...func(*sdk.ServerOptions)) *sdkServer {
 	t.Helper()
+	return startSDKServer(t, kind, true, mut...)
+}
+
+// startSDKServer is newSDKServer; without record, requests are not
+// recorded (benchmarks: a record growing with every request would grow
+// the live heap, and so change the garbage collector's share, as a run
+// goes on).
+func startSDKServer(t testing.TB, kind serverKind, record bool, mut ...func(*sdk.ServerOptions)) *sdkServer {
+	t.Helper()
 	opts := &sdk.ServerOptions{SupportedProtocolVersions: kind.versions}
 	for _, m := range mut {
 		m(opts)
@@ -302,7 +311,11 @@ func newSDKServer(t testing.TB, kind serverKind, mut ...func(*sdk.ServerOptions)
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
 		Stateless: kind.stateless, JSONResponse: kind.json,
 	})
-	ts := httptest.NewServer(rec.wrap(h))
+	handler := http.Handler(h)
+	if record {
+		handler = rec.wrap(h)
+	}
+	ts := httptest.NewServer(handler)
 	t.Cleanup(func() {
 		ts.Close()
 		// Sessions a client left open (its DELETE may come after the

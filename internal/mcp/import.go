@@ -81,6 +81,7 @@ func (s *Service) Import(ctx context.Context, p ImportParams) (ImportResult, err
 	}
 	imports, skipped := catalogueRows(r.Identifier, listed, isBuiltin)
 	applied, err := s.st.ApplyMCPImport(ctx, store.ApplyMCPImportParams{Identifier: r.Identifier, Tools: imports, Skipped: skipped})
+	s.changes.changed(r.Identifier)
 	if err != nil {
 		return ImportResult{}, err
 	}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -27,7 +29,14 @@ func (p provider) String() string { return "the MCP catalogue" }
 // Tools yields one tool per live catalogue row of every enabled server
 // that declares a data class. Servers without one are inert: none of
 // their tools is registered, so none can be offered or called.
+//
+// Each tool keeps the server and row it was made from, so a call does
+// not read the store (see remoteTool.Execute for when it does).
 func (p provider) Tools(ctx context.Context) ([]tool.Tool, error) {
+	// Read before the store: a change the Service makes after this point
+	// is then seen by the tools even if the reads below missed it.
+	epoch := p.s.changes.epoch()
+	read := time.Now()
 	servers, err := p.s.st.MCPServers(ctx)
 	if err != nil {
 		return nil, err
@@ -47,7 +56,9 @@ func (p provider) Tools(ctx context.Context) ([]tool.Tool, error) {
 			continue
 		}
 		if spec, ok := specOf(srv, row); ok {
-			out = append(out, &remoteTool{s: p.s, spec: spec, remote: row.RemoteName})
+			t := &remoteTool{s: p.s, spec: spec, remote: row.RemoteName, mark: p.s.changes.mark(srv.Identifier)}
+			t.cur.Store(&declaration{server: srv, epoch: epoch, read: read})
+			out = append(out, t)
 		}
 	}
 	return out, nil
@@ -103,35 +114,55 @@ type remoteTool struct {
 	s      *Service
 	spec   tool.Spec
 	remote string
+	// mark is the epoch of the server's last change through the Service.
+	mark *atomic.Uint64
+	// cur is the server record calls use, with when it was read.
+	cur atomic.Pointer[declaration]
+	// stale is set for good once the declaration is found changed.
+	stale atomic.Bool
+	// checkMu lets one call at a time compare with the store.
+	checkMu sync.Mutex
+}
+
+// declaration is the server record a tool calls with, as read from the
+// store: its URL and sealed credential are used; its declaration matched
+// the tool's spec when it was read.
+type declaration struct {
+	server store.MCPServer
+	epoch  uint64    // the Service's change epoch before the read
+	read   time.Time // when it was read
 }
 
 func (t *remoteTool) Spec() tool.Spec { return t.spec }
 
 // Execute calls the remote tool. The gate has admitted the call and
-// validated the arguments. The server and the row are read again, so a
-// server disabled, made inert or redeclared since the registry loaded is
-// not called on the old declaration; then one unit of the run segment's
-// budget is spent and the server is asked. Every failure is an error
-// result; only a store failure is a Go error.
+// validated the arguments. A server disabled, made inert or redeclared
+// since the registry loaded is not called on the old declaration: the
+// tool compares its spec with the store again when the server was
+// changed through this Service since the last comparison (so such a
+// change is seen at once), or when that comparison is older than
+// Params.Recheck (so a change made by another process is seen within
+// it); otherwise the call reads nothing. Once a change is found the tool
+// refuses until the registry is refreshed. A new URL or credential is
+// taken up without a refresh. Then one unit of the run segment's budget
+// is spent and the server is asked. Every failure is an error result;
+// only a store failure is a Go error.
 func (t *remoteTool) Execute(ctx context.Context, call tool.Call, args map[string]any) (tool.Result, error) {
 	budget, ok := CallBudgetFrom(ctx)
 	if !ok {
 		return tool.Errorf("Error: tool %q was not called: no remote-call budget was given for this run segment.", t.spec.Name), nil
 	}
-	row, srv, err := t.s.st.MCPToolWithServer(ctx, t.spec.Name)
-	if errors.Is(err, store.ErrNotFound) {
-		return t.unavailable(), nil
-	}
+	d, err := t.declaration(ctx)
 	if err != nil {
 		return tool.Result{}, err
 	}
-	if now, ok := specOf(srv, row); !ok || !sameDecision(now, t.spec) {
+	if d == nil {
 		return t.unavailable(), nil
 	}
 	if !budget.take() {
 		return tool.Errorf("Error: tool %q was not called: this run segment has used its %d remote calls; the server was not asked.", t.spec.Name, CallsPerSegment), nil
 	}
-	target, err := t.s.targetOf(srv)
+	target, err := t.s.targetOf(d.server)
 	if err != nil {
 		return tool.Errorf("Error: tool %q failed: %s.", t.spec.Name, err.Error()), nil
 	}
@@ -142,20 +173,65 @@ func (t *remoteTool) Execute(ctx context.Context, call tool.Call, args map[strin
 	return res, nil
 }
 
+// declaration returns the server record to call with, comparing with
+// the store first when due; nil when the declaration changed.
+func (t *remoteTool) declaration(ctx context.Context) (*declaration, error) {
+	d := t.cur.Load()
+	if t.stale.Load() {
+		return nil, nil
+	}
+	if !t.due(d) {
+		return d, nil
+	}
+	t.checkMu.Lock()
+	defer t.checkMu.Unlock()
+	// Another call may have compared while this one waited.
+	if d = t.cur.Load(); t.stale.Load() || !t.due(d) {
+		return t.current(d), nil
+	}
+	epoch := t.s.changes.epoch()
+	read := time.Now()
+	row, srv, err := t.s.st.MCPToolWithServer(ctx, t.spec.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		t.stale.Store(true)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if now, ok := specOf(srv, row); !ok || !sameDecision(now, t.spec) || row.RemoteName != t.remote {
+		t.stale.Store(true)
+		return nil, nil
+	}
+	d = &declaration{server: srv, epoch: epoch, read: read}
+	t.cur.Store(d)
+	return d, nil
+}
+
+// due reports whether d must be compared with the store before a call.
+func (t *remoteTool) due(d *declaration) bool {
+	return t.mark.Load() > d.epoch || time.Since(d.read) >= t.s.recheck
+}
+
+func (t *remoteTool) current(d *declaration) *declaration {
+	if t.stale.Load() {
+		return nil
+	}
+	return d
+}
+
 func (t *remoteTool) unavailable() tool.Result {
 	return tool.Errorf("Error: tool %q is not available: its MCP server was changed, disabled or removed since the tools were loaded.", t.spec.Name)
 }
 
-// callPooled runs tools/call on the server's pooled session. A failure
+// callPooled runs tools/call on the server's pooled session (opened,
+// after the guard's check, when there is none). A failure
 // that may have broken the session retires it; a session the server
 // forgot (404) is replaced once within the same deadline, since the
 // server did not run the call.
 func (s *Service) callPooled(ctx context.Context, t target, remote string, args map[string]any) (tool.Result, error) {
 	ctx, op, budget, cancel := s.begin(ctx)
 	defer cancel()
-	if err := s.resolveCheck(ctx, t); err != nil {
-		return tool.Result{}, s.fail(ctx, "call", t, op, budget, err)
-	}
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
 		cs, err := s.pool.session(ctx, t)

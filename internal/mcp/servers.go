@@ -211,6 +211,9 @@ func (s *Service) Add(ctx context.Context, p AddParams) (Server, error) {
 	if err != nil {
 		return Server{}, err
 	}
+	// Every change through the Service is marked once stored (or tried),
+	// so registered tools compare with the store on their next call.
+	defer s.changes.changed(p.Identifier)
 	header := ""
 	if p.Auth == AuthHeader {
 		header = p.AuthHeader
@@ -304,6 +307,7 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Server, error) {
 		e := string(*p.Effect)
 		up.Effect = &e
 	}
+	defer s.changes.changed(p.Identifier)
 	r, err := s.st.UpdateMCPServer(ctx, up)
 	if err != nil {
 		return Server{}, err
@@ -321,6 +325,7 @@ func (s *Service) SetEnabled(ctx context.Context, identifier string, enabled boo
 
 // Remove deletes a server and its catalogue and retires its session.
 func (s *Service) Remove(ctx context.Context, identifier string) error {
+	defer s.changes.changed(identifier)
 	if err := s.st.DeleteMCPServer(ctx, identifier); err != nil {
 		return err
 	}
@@ -413,49 +418,10 @@ func (s *Service) SetToolEffect(ctx context.Context, p SetToolEffectParams) erro
 			return err
 		}
 	}
-	_, err := s.st.SetMCPToolEffect(ctx, store.SetMCPToolEffectParams{Name: p.Name, Effect: string(p.Effect)})
-	return err
-}
-
-// Settings are the store settings that tune the MCP client.
-const (
-	// SettingAllowedHosts holds the host allow-list, comma-separated;
-	// empty or missing allows every host the guard does not refuse.
-	SettingAllowedHosts = "mcp.allowed_hosts"
-	// SettingOperationTimeout holds the deadline of one operation as a Go
-	// duration ("20s"); missing, invalid or ≤ 0 means DefaultTimeout.
-	SettingOperationTimeout = "mcp.operation_timeout"
-)
-
-// Settings is what LoadSettings read.
-type Settings struct {
-	AllowedHosts []string
-	Timeout      time.Duration
-}
-
-// LoadSettings reads the MCP settings. A bad timeout falls back to the
-// default (a zero timeout must never mean "no deadline").
-func LoadSettings(ctx context.Context, st store.Settings) (Settings, error) {
-	var out Settings
-	hosts, err := st.Setting(ctx, SettingAllowedHosts)
-	switch {
-	case err == nil:
-		for _, h := range strings.Split(hosts, ",") {
-			if h = strings.TrimSpace(h); h != "" {
-				out.AllowedHosts = append(out.AllowedHosts, h)
-			}
-		}
-	case !errors.Is(err, store.ErrNotFound):
-		return out, err
+	t, err := s.st.SetMCPToolEffect(ctx, store.SetMCPToolEffectParams{Name: p.Name, Effect: string(p.Effect)})
+	if err != nil {
+		return err
 	}
-	timeout, err := st.Setting(ctx, SettingOperationTimeout)
-	switch {
-	case err == nil:
-		if d, perr := time.ParseDuration(strings.TrimSpace(timeout)); perr == nil && d > 0 {
-			out.Timeout = d
-		}
-	case !errors.Is(err, store.ErrNotFound):
-		return out, err
-	}
-	return out, nil
+	s.changes.changed(t.Server)
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,6 +19,10 @@ import (
 // DefaultTimeout is the deadline of one MCP operation, shared by all its
 // HTTP requests (SPEC §3).
 const DefaultTimeout = 20 * time.Second
+
+// DefaultRecheck is how long a registered tool calls on its declaration
+// without comparing it with the store (Params.Recheck).
+const DefaultRecheck = time.Second
 
 // Store is what the MCP client needs from the store.
 type Store interface {
@@ -40,6 +45,11 @@ type Params struct {
 	AllowedHosts []string
 	// ClientVersion is reported to servers in the handshake.
 	ClientVersion string
+	// Recheck bounds how long a registered tool trusts the declaration it
+	// last read: a change made through this Service is seen by the next
+	// call, one made elsewhere (another process) by the first call after
+	// Recheck. ≤ 0 means DefaultRecheck.
+	Recheck time.Duration
 }
 
 // Service is t3agent's MCP client: it keeps the server records, imports
@@ -58,8 +68,10 @@ type Service struct {
 	guard     *Guard
 	transport *http.Transport
 	version   string
+	recheck   time.Duration
 	pool      pool
 	health    healthWriter
+	changes   changes
 }
 
 // New returns a Service.
@@ -81,9 +93,13 @@ func New(p Params) (*Service, error) {
 	if s.version == "" {
 		s.version = "dev"
 	}
+	s.recheck = p.Recheck
+	if s.recheck <= 0 {
+		s.recheck = DefaultRecheck
+	}
 	s.transport = newBaseTransport(g)
 	s.pool.svc = s
-	s.health = healthWriter{st: p.Store, log: func(ctx context.Context, id string, err error) {
+	s.health = healthWriter{st: p.Store, every: contactEvery, log: func(ctx context.Context, id string, err error) {
 		s.log.WarnContext(ctx, "MCP contact not recorded", "server", id, "error", err.Error())
 	}}
 	return s, nil
@@ -93,14 +109,16 @@ func New(p Params) (*Service, error) {
 // idle connection. The Service must not be used afterwards.
 func (s *Service) Close() error {
 	err := s.Flush(context.Background())
+	s.health.stop()
 	s.pool.closeAll()
 	s.transport.CloseIdleConnections()
 	return err
 }
 
-// Flush waits until the contact of every call made so far is stored.
-// Calls record their contact in the background, so a reader that must
-// see it (a test, a shutdown) flushes first.
+// Flush stores the contact of every call made so far and waits until it
+// is stored. Calls record their contact in the background, at most once
+// a second per server, so a reader that must see it (a test, a
+// shutdown) flushes first.
 func (s *Service) Flush(ctx context.Context) error { return s.health.flush(ctx) }
 
 // Timeout is the deadline of one operation.
@@ -198,6 +216,58 @@ func (s *Service) connect(ctx context.Context, t target) (*sdk.ClientSession, er
 		DisableStandaloneSSE: true,
 		MaxEventSize:         MaxAnswerBytes,
 	}, nil)
+}
+
+// dial runs the guard's full check and then connects: a pooled session
+// is opened only to a server whose addresses passed. Calls on it need no
+// check of their own, since every new connection dials through the
+// guard.
+func (s *Service) dial(ctx context.Context, t target) (*sdk.ClientSession, error) {
+	if err := s.resolveCheck(ctx, t); err != nil {
+		return nil, err
+	}
+	return s.connect(ctx, t)
+}
+
+// changes tells registered tools that their server was changed through
+// the Service since they last read it (remoteTool.declaration).
+type changes struct {
+	mu    sync.Mutex
+	n     uint64                    // the epoch: one more for every change
+	marks map[string]*atomic.Uint64 // per server: the epoch of its last change
+}
+
+func (c *changes) epoch() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// mark is the server's change epoch, shared by all its tools.
+func (c *changes) mark(id string) *atomic.Uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.markLocked(id)
+}
+
+func (c *changes) markLocked(id string) *atomic.Uint64 {
+	if c.marks == nil {
+		c.marks = map[string]*atomic.Uint64{}
+	}
+	m := c.marks[id]
+	if m == nil {
+		m = new(atomic.Uint64)
+		c.marks[id] = m
+	}
+	return m
+}
+
+// changed records a change of the server, after it was stored.
+func (c *changes) changed(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	c.markLocked(id).Store(c.n)
 }
 
 // fail classifies err, logs it with its redacted cause and returns the
@@ -303,7 +373,7 @@ func (p *pool) session(ctx context.Context, t target) (*sdk.ClientSession, error
 	for attempt := 0; ; attempt++ {
 		e, mine := p.entry(t)
 		if mine {
-			e.session, e.err = p.svc.connect(ctx, t)
+			e.session, e.err = p.svc.dial(ctx, t)
 			if e.err != nil {
 				p.drop(t.id, e)
 			}

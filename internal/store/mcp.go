@@ -267,8 +267,12 @@ func (s *sqlStore) RecordMCPContact(ctx context.Context, p RecordMCPContactParam
 	if p.Latency < 0 {
 		return invalid("MCP latency %v is negative", p.Latency)
 	}
+	at := s.stamp()
+	if !p.At.IsZero() {
+		at = p.At.UTC().Truncate(time.Microsecond)
+	}
 	res, err := s.w.ExecContext(ctx, `UPDATE mcp_servers SET last_contact = $2, last_latency_ms = $3 WHERE identifier = $1`,
-		p.Identifier, s.stamp(), p.Latency.Milliseconds())
+		p.Identifier, at, p.Latency.Milliseconds())
 	if err != nil {
 		return fmt.Errorf("store: cannot record contact with MCP server %q: %w", p.Identifier, err)
 	}

@@ -88,8 +88,8 @@ type MCPCatalogue interface {
 	// MCPTool returns one catalogue row by local name, or ErrNotFound.
 	MCPTool(ctx context.Context, name string) (MCPTool, error)
 	// MCPToolWithServer returns a catalogue row and its server in one
-	// read, for the check before each remote call; ErrNotFound when the
-	// tool is not in the catalogue.
+	// read, for a registered tool's check that its declaration still
+	// holds; ErrNotFound when the tool is not in the catalogue.
 	MCPToolWithServer(ctx context.Context, name string) (MCPTool, MCPServer, error)
 	// SetMCPToolEffect sets or (with "") clears a tool's effect override.
 	SetMCPToolEffect(ctx context.Context, params SetMCPToolEffectParams) (MCPTool, error)
@@ -163,6 +163,9 @@ type UpdateMCPServerParams struct {
 type RecordMCPContactParams struct {
 	Identifier string
 	Latency    time.Duration // ≥ 0; stored in milliseconds
+	// At is when the contact happened; zero means now. Package mcp stores
+	// contacts a while after they happen, so it gives the real time.
+	At time.Time
 }
 
 // RecordMCPImportFailureParams are the parameters of RecordMCPImportFailure.

@@ -227,6 +227,18 @@ func testMCPContact(t *testing.T, h harness) {
 	if got.ImportStatus != store.MCPImportNever {
 		t.Errorf("a contact changed the import status to %q", got.ImportStatus)
 	}
+	// A contact stored later than it happened keeps its own time.
+	at := f.clock.Stamp().Add(-90*time.Second + 500*time.Nanosecond).In(time.FixedZone("CET", 3600))
+	if err := f.st.RecordMCPContact(ctx, store.RecordMCPContactParams{Identifier: "docs", Latency: 5 * time.Millisecond, At: at}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = f.st.MCPServer(ctx, "docs"); err != nil {
+		t.Fatal(err)
+	}
+	checkTime(t, "LastContact given At", got.LastContact, at.Truncate(time.Microsecond))
+	if got.LastLatency != 5*time.Millisecond {
+		t.Errorf("LastLatency = %v, want 5ms", got.LastLatency)
+	}
 	if err := f.st.RecordMCPContact(ctx, store.RecordMCPContactParams{Identifier: "nope"}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("contact with a missing server: err = %v, want ErrNotFound", err)
 	}
