@@ -126,6 +126,9 @@ type Pending struct {
 	// the schema of that input.
 	InputTool   string
 	InputSchema json.RawMessage
+	// Previews are what the tools that can preview say the calls would
+	// do, made as the run's actor when the turn was suspended.
+	Previews []CallPreview
 }
 
 // Store is what the runtime needs from the store: runs and their events,
@@ -139,6 +142,19 @@ type Store interface {
 // the implementation.
 type ProviderSource interface {
 	Provider(ctx context.Context, e agentconfig.Entry) (llm.Provider, error)
+}
+
+// ConfigSource resolves a configuration by identifier, live: a decision
+// resumes a run with the configuration as it is now.
+// *agentconfig.Service is the implementation.
+type ConfigSource interface {
+	Resolve(ctx context.Context, identifier string) (*agentconfig.Resolved, error)
+}
+
+// UserSource finds a backend user who can act; *typo3.Site is the
+// implementation. A resumed run executes as its owner, looked up afresh.
+type UserSource interface {
+	BackendUserByName(ctx context.Context, username string) (*typo3.BackendUser, error)
 }
 
 // Params configure New.
@@ -157,8 +173,13 @@ type Params struct {
 	Now    func() time.Time
 	Logger *slog.Logger
 	// LeaseOwner names this process in the runs it executes; "" means
-	// "interactive:<host>:<pid>".
+	// "interactive:<host>:<pid>". Resumed segments hold
+	// "resume:<host>:<pid>:<segment>", workers "worker:…".
 	LeaseOwner string
+	// Configs and Users let decisions and workers rebuild a run; without
+	// them Approve, SubmitInput and RunQueued refuse.
+	Configs ConfigSource
+	Users   UserSource
 }
 
 // Runtime runs agent turns. It is safe for concurrent use; each Run keeps
@@ -172,6 +193,9 @@ type Runtime struct {
 	now     func() time.Time
 	log     *slog.Logger
 	owner   string
+	node    string // "<host>:<pid>" in lease owners
+	configs ConfigSource
+	users   UserSource
 }
 
 // New returns a runtime.
@@ -179,16 +203,18 @@ func New(p Params) (*Runtime, error) {
 	if p.Gate == nil || p.Store == nil || p.Providers == nil || p.Telemetry == nil {
 		return nil, errors.New("agent: a gate, a store, providers and telemetry are required")
 	}
-	rt := &Runtime{gate: p.Gate, st: p.Store, prov: p.Providers, keyring: p.Keyring, tel: p.Telemetry, now: p.Now, log: p.Logger, owner: p.LeaseOwner}
+	rt := &Runtime{gate: p.Gate, st: p.Store, prov: p.Providers, keyring: p.Keyring, tel: p.Telemetry, now: p.Now, log: p.Logger, owner: p.LeaseOwner,
+		configs: p.Configs, users: p.Users}
 	if rt.now == nil {
 		rt.now = time.Now
 	}
 	if rt.log == nil {
 		rt.log = slog.Default()
 	}
+	host, _ := os.Hostname()
+	rt.node = fmt.Sprintf("%s:%d", host, os.Getpid())
 	if rt.owner == "" {
-		host, _ := os.Hostname()
-		rt.owner = fmt.Sprintf("interactive:%s:%d", host, os.Getpid())
+		rt.owner = "interactive:" + rt.node
 	}
 	return rt, nil
 }

@@ -104,6 +104,28 @@ func Describe(kind string, payload json.RawMessage) string {
 			break
 		}
 		return fmt.Sprintf("waiting for input to %s (digest %.12s…)", p.Tool, p.Digest)
+	case EventDecision:
+		var p DecisionPayload
+		if json.Unmarshal(payload, &p) != nil {
+			break
+		}
+		verb := "denied"
+		if p.Approved {
+			verb = "approved"
+		}
+		return verb + " by " + p.DecidedBy
+	case EventInputSubmitted:
+		var p InputSubmittedPayload
+		if json.Unmarshal(payload, &p) != nil {
+			break
+		}
+		return "input to " + p.Tool + " from " + p.SubmittedBy
+	case EventRefused:
+		var p RefusedPayload
+		if json.Unmarshal(payload, &p) != nil {
+			break
+		}
+		return fmt.Sprintf("decision by %s refused (%s); waiting again", p.By, p.Reason)
 	}
 	return string(payload)
 }

@@ -73,6 +73,39 @@
 // (already redacted) messages, answers, arguments and results. Describe
 // renders an event for people.
 //
+// # Durable runs
+//
+// Every executing segment holds a lease on its row (owner
+// "interactive:", "resume:" or "worker:" plus host and pid), renewed by
+// each guarded step write; a segment whose lease is gone stops before its
+// next side effect and writes nothing more. The write fence: before a
+// write tool runs, its effect is stamped on the leased row in the same
+// guarded update; the step that records the write clears it, and a write
+// step that cannot be stored fails the run.
+//
+// A waiting run is decided with Approve or SubmitInput. Approve checks,
+// in order: the run waits for approval; the approver is an admin or the
+// owner; the configuration still exists; four-eyes
+// (require_second_approver: the initiator may deny, never approve); the
+// sealed state opens; the atomic claim; the turn digest (constant-time,
+// missing is stale); for an approval, the approver's own gate for every
+// write call; the decision event stored before anything runs. A refusal
+// (a RefusedError with its code) after the claim puts the run back to
+// waiting with a refused event. The turn then runs as the run's owner,
+// re-gated on the live configuration; denied calls are answered "denied
+// by the operator" and the loop goes on with a fresh round cap.
+// SubmitInput validates the answer against the input schema before the
+// claim and overlays only the keys the schema declares. Cancel wins only
+// from a non-terminal state; a running loop stops at its next step.
+//
+// Enqueue stores a queued run with its request sealed; RunQueued (a
+// Worker's slots) claims one with a guarded update, so no two workers run
+// the same run. A retryable provider failure requeues it with backoff
+// min(30 s·2^n, 600 s), at most MaxRequeues times. Reap handles runs
+// whose process died (expired lease): a fenced non-idempotent write or a
+// run without a stored request is dead-lettered not_retryable, the
+// others are requeued.
+//
 // # What it is built on
 //
 // A Request carries an agentconfig.Resolved: the configuration whose

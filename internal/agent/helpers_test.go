@@ -45,12 +45,14 @@ type fixture struct {
 	site      *demotest.Site
 	tsite     *typo3.Site
 	st        store.Store
+	dsn       string
 	reg       *tool.Registry
 	gate      *gate.Gate
 	cfgs      *agentconfig.Service
 	tel       *telemetry.Recorder
 	providers *agent.Providers
 	keyring   *secret.Keyring
+	key       string // the keyring's key, encoded
 	rt        *agent.Runtime
 	sleeps    *sleeps
 	logs      *syncBuffer
@@ -84,6 +86,7 @@ func newFixture(t testing.TB, p fixtureParams) *fixture {
 	if dsn == "" {
 		dsn = "sqlite:" + filepath.Join(t.TempDir(), "t3agent.db")
 	}
+	f.dsn = dsn
 	f.st, err = store.Open(ctx, dsn, store.OpenParams{Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +105,7 @@ func newFixture(t testing.TB, p fixtureParams) *fixture {
 		if err != nil {
 			t.Fatal(err)
 		}
+		f.key = key
 		if f.keyring, err = secret.NewKeyring(key); err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +121,7 @@ func newFixture(t testing.TB, p fixtureParams) *fixture {
 	t.Cleanup(f.providers.Close)
 	f.rt, err = agent.New(agent.Params{
 		Gate: f.gate, Store: f.st, Providers: f.providers, Telemetry: f.tel, Keyring: f.keyring,
-		Now: fixedNow, Logger: logger, LeaseOwner: "interactive:test:1",
+		Now: fixedNow, Logger: logger, LeaseOwner: "interactive:test:1", Configs: f.cfgs, Users: f.tsite,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/guardrail"
 	"github.com/t3agent/t3agent/internal/llm"
+	"github.com/t3agent/t3agent/internal/mcp"
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/telemetry"
 	"github.com/t3agent/t3agent/internal/tool"
@@ -35,6 +36,7 @@ type run struct {
 	provider    llm.Provider
 	chain       map[string]chainEntry
 	id          string
+	owner       string // the lease this segment holds
 	created     bool
 	finished    bool
 	rec         *recorder
@@ -43,8 +45,13 @@ type run struct {
 	cal         float64
 	enforcement gate.Enforcement
 	offered     *gate.Offered
-	specs       map[string]tool.Spec
-	defs        []llm.ToolDef
+	// state and base are set on a resumed segment: the sealed turn it
+	// answers and the rounds before it.
+	state    *suspendedState
+	base     int
+	requeues int // how often a queued run was requeued before
+	specs    map[string]tool.Spec
+	defs     []llm.ToolDef
 }
 
 // ending is how the loop stopped, before it is settled.
@@ -79,7 +86,7 @@ func internalFailure() ending {
 // Run executes one agent run to its end and returns how it ended. It
 // never panics and never returns a Go error: failures are outcomes.
 func (rt *Runtime) Run(ctx context.Context, req Request) (res Result) {
-	r := &run{rt: rt, req: req, cfg: req.Config, cal: InitialCalibration}
+	r := &run{rt: rt, req: req, cfg: req.Config, cal: InitialCalibration, owner: rt.owner}
 	defer func() {
 		if v := recover(); v != nil {
 			rt.log.ErrorContext(ctx, "agent run panicked", "run_id", r.id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
@@ -90,6 +97,8 @@ func (rt *Runtime) Run(ctx context.Context, req Request) (res Result) {
 			res = r.finish(ctx, internalFailure())
 		}
 	}()
+	// Each segment may make a bounded number of remote (MCP) calls.
+	ctx = mcp.WithCallBudget(ctx, mcp.NewCallBudget(mcp.CallsPerSegment))
 	if e := r.start(ctx); e != nil {
 		return r.finish(ctx, *e)
 	}
@@ -112,7 +121,7 @@ func (r *run) start(ctx context.Context) *ending {
 	p := store.CreateRunParams{
 		ID: r.id, Configuration: clip(r.conf.Identifier), CallerSource: clip(r.req.Caller.Source),
 		CallerOperation: clip(r.req.Caller.Operation), Privacy: string(privacy),
-		LeaseOwner: rt.owner, Lease: LeaseDuration,
+		LeaseOwner: r.owner, Lease: LeaseDuration,
 	}
 	if a := r.req.Actor; a != nil {
 		p.OwnerUsername, p.OwnerUID = clip(a.Username), max(a.UID, 0)
@@ -126,6 +135,13 @@ func (r *run) start(ctx context.Context) *ending {
 		return &e
 	}
 	r.created = true
+	return r.prepare(ctx)
+}
+
+// prepare sets up what a segment needs once its row is ours: the
+// guardrail pipeline, the provider chain and the enforcement mode.
+func (r *run) prepare(ctx context.Context) *ending {
+	rt := r.rt
 	if r.cfg == nil {
 		e := failed(TerminationProviderFailed, "configuration", "The run has no configuration.")
 		return &e
@@ -164,15 +180,25 @@ func (r *run) loop(ctx context.Context) ending {
 	if e != nil {
 		return *e
 	}
+	if e := r.offer(ctx); e != nil {
+		return *e
+	}
+	return r.rounds(ctx, msgs, 0)
+}
+
+// offer decides the tools of this segment through the gate, for the
+// actor and the live configuration.
+func (r *run) offer(ctx context.Context) *ending {
 	offered, err := r.rt.gate.Offer(ctx, gate.OfferParams{
 		Requested: r.req.Tools, Actor: r.req.Actor, Config: r.cfg, Enforcement: r.enforcement, RunID: r.id,
 	})
 	if err != nil {
-		if ctx.Err() != nil {
-			return cancelled()
+		e := cancelled()
+		if ctx.Err() == nil {
+			r.rt.log.ErrorContext(ctx, "agent run cannot offer tools", "run_id", r.id, "error", err.Error())
+			e = failed(TerminationProviderFailed, "store", "The tools could not be offered.")
 		}
-		r.rt.log.ErrorContext(ctx, "agent run cannot offer tools", "run_id", r.id, "error", err.Error())
-		return failed(TerminationProviderFailed, "store", "The tools could not be offered.")
+		return &e
 	}
 	r.offered = offered
 	r.specs = make(map[string]tool.Spec, offered.Len())
@@ -180,9 +206,15 @@ func (r *run) loop(ctx context.Context) ending {
 		r.specs[s.Name] = s
 		r.defs = append(r.defs, llm.ToolDef{Name: s.Name, Description: s.Description, Parameters: s.InputSchema})
 	}
+	return nil
+}
 
+// rounds runs up to the round cap of this segment; round numbers in
+// events continue after base (the rounds of earlier segments).
+func (r *run) rounds(ctx context.Context, msgs []llm.Message, base int) ending {
 	maxRounds := r.maxRounds()
-	for round := 1; round <= maxRounds; round++ {
+	for i := 1; i <= maxRounds; i++ {
+		round := base + i
 		resp, e := r.call(ctx, round, msgs, r.defs, false)
 		if e != nil {
 			return *e
@@ -192,14 +224,14 @@ func (r *run) loop(ctx context.Context) ending {
 		}
 		calls := withIDs(resp.ToolCalls, round)
 		msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: resp.Content, ToolCalls: calls})
-		if e := r.scan(round, msgs, calls); e != nil {
+		if e := r.scan(ctx, round, msgs, calls); e != nil {
 			return *e
 		}
 		for _, c := range calls {
 			if ctx.Err() != nil {
 				return cancelled()
 			}
-			content, e := r.invoke(ctx, round, c)
+			content, e := r.fenced(ctx, round, c)
 			if e != nil {
 				return *e
 			}
@@ -209,7 +241,7 @@ func (r *run) loop(ctx context.Context) ending {
 	// The cap came with calls still pending: one last call, without
 	// tools, for the answer.
 	r.prog.Truncated = true
-	resp, e := r.call(ctx, maxRounds+1, msgs, nil, true)
+	resp, e := r.call(ctx, base+maxRounds+1, msgs, nil, true)
 	if e != nil {
 		return *e
 	}
@@ -419,7 +451,7 @@ func providerError(e *llm.Error) string {
 // scan looks at the whole turn before any call runs: an approval-bound
 // call stops the run for approval, else a call that needs input stops it
 // for input. Only offered tools count; the others fail at the gate.
-func (r *run) scan(round int, msgs []llm.Message, calls []llm.ToolCall) *ending {
+func (r *run) scan(ctx context.Context, round int, msgs []llm.Message, calls []llm.ToolCall) *ending {
 	for _, c := range calls {
 		if s, ok := r.specs[c.Name]; ok && s.ApprovalBound() {
 			digest := digestOf(calls, "", nil)
@@ -428,7 +460,7 @@ func (r *run) scan(round int, msgs []llm.Message, calls []llm.ToolCall) *ending 
 				p.RequestedToolCalls = calls
 			}
 			r.rec.emit(EventApproval, round, 0, p)
-			e := r.suspend(msgs, &Pending{Calls: calls, Digest: digest})
+			e := r.suspend(msgs, &Pending{Calls: calls, Digest: digest, Previews: r.previews(ctx, calls)})
 			return &e
 		}
 	}
@@ -441,6 +473,38 @@ func (r *run) scan(round int, msgs []llm.Message, calls []llm.ToolCall) *ending 
 		}
 	}
 	return nil
+}
+
+// fenced runs one call through the write fence: before a write runs, its
+// effect is stamped on the leased row in the guarded update that renews
+// the lease (a lost lease stops here, before the side effect); the step
+// that records the write clears it, and if that step cannot be stored
+// the run fails, since a write must never go unrecorded.
+func (r *run) fenced(ctx context.Context, round int, c llm.ToolCall) (string, *ending) {
+	effect := ""
+	if s, ok := r.specs[c.Name]; ok && s.Effect.IsWrite() {
+		effect = string(s.Effect)
+	}
+	if effect != "" {
+		if e := r.flush(ctx, effect); e != nil {
+			return "", e
+		}
+	}
+	content, e := r.invoke(ctx, round, c)
+	if e != nil || effect == "" {
+		return content, e
+	}
+	if e := r.flush(context.WithoutCancel(ctx), ""); e != nil {
+		if !e.unsettled {
+			// The settle records the failure; the step that could not be
+			// stored is not offered again (the log has it).
+			r.rec.take()
+			f := failed(TerminationProviderFailed, "store", "A write ran but could not be recorded, so the run stopped.")
+			return "", &f
+		}
+		return "", e
+	}
+	return content, nil
 }
 
 // invoke runs one call through the gate and screens its result before it
@@ -478,7 +542,7 @@ func (r *run) invoke(ctx context.Context, round int, c llm.ToolCall) (string, *e
 func (r *run) flush(ctx context.Context, pendingEffect string) *ending {
 	evs := r.rec.take()
 	err := r.rt.st.RecordRunStep(ctx, store.RecordRunStepParams{
-		ID: r.id, LeaseOwner: r.rt.owner, Lease: LeaseDuration, Progress: r.prog, PendingEffect: pendingEffect, Events: evs,
+		ID: r.id, LeaseOwner: r.owner, Lease: LeaseDuration, Progress: r.prog, PendingEffect: pendingEffect, Events: evs,
 	})
 	if err == nil {
 		return nil
@@ -492,6 +556,7 @@ func (r *run) flush(ctx context.Context, pendingEffect string) *ending {
 		e := cancelled()
 		if cur, rerr := r.rt.st.Run(ctx, r.id); rerr != nil || cur.Status != store.RunCancelled {
 			e = failed(TerminationProviderFailed, "lease_lost", "The run was taken over by another process.")
+			e.outcome = OutcomeLeaseLost
 		}
 		e.unsettled = true
 		r.rt.log.WarnContext(ctx, "agent run is no longer ours; stopping", "run_id", r.id, "error", err.Error())
@@ -524,12 +589,12 @@ func (r *run) finish(ctx context.Context, e ending) Result {
 	var err error
 	if e.pending != nil && e.state != "" {
 		_, err = r.rt.st.SuspendRun(wctx, store.SuspendRunParams{
-			ID: r.id, LeaseOwner: r.rt.owner, Status: e.status, Outcome: string(e.outcome), Progress: r.prog,
+			ID: r.id, LeaseOwner: r.owner, Status: e.status, Outcome: string(e.outcome), Progress: r.prog,
 			TurnDigest: e.pending.Digest, SuspendedState: e.state, Events: evs,
 		})
 	} else {
 		_, err = r.rt.st.SettleRun(wctx, store.SettleRunParams{
-			ID: r.id, LeaseOwner: r.rt.owner, Status: e.status, Outcome: string(e.outcome),
+			ID: r.id, LeaseOwner: r.owner, Status: e.status, Outcome: string(e.outcome),
 			TerminationReason: string(e.term), Progress: r.prog, Error: cutUTF8(e.public, store.MaxRunErrorLen),
 			ErrorClass: clip(e.class), Events: evs,
 		})

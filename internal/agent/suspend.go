@@ -24,6 +24,7 @@ type suspendedState struct {
 	Calibration   float64         `json:"calibration"`
 	InputTool     string          `json:"inputTool,omitempty"`
 	InputSchema   json.RawMessage `json:"inputSchema,omitempty"`
+	Previews      []CallPreview   `json:"previews,omitempty"`
 }
 
 type progressState struct {
@@ -72,6 +73,7 @@ func (r *run) suspend(msgs []llm.Message, pending *Pending) ending {
 	st := suspendedState{
 		Version: 1, Configuration: r.conf.Identifier, Messages: msgs, Pending: pending.Calls, Tools: r.req.Tools,
 		Caller: r.req.Caller, Calibration: r.cal, InputTool: pending.InputTool, InputSchema: pending.InputSchema,
+		Previews: pending.Previews,
 		Progress: progressState{
 			Rounds: r.prog.Rounds, ToolCalls: r.prog.ToolCalls, Usage: r.usage, Cost: r.prog.Cost,
 			CostUnknown: r.prog.CostUnknown, RequestedMax: r.req.MaxRounds,

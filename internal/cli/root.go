@@ -74,7 +74,7 @@ func NewRootCommand(env Env) *cobra.Command {
 		a.tcaCommand(),
 		a.toolsCommand(),
 		a.mcpCommand(),
-		a.runCommand(), a.runsCommand(),
+		a.runCommand(), a.runsCommand(), a.workerCommand(),
 		a.applyCommand(), a.configCommand(), a.usageCommand(),
 	)
 	return root

@@ -20,6 +20,7 @@ import (
 	"github.com/t3agent/t3agent/internal/llm"
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/telemetry"
+	"github.com/t3agent/t3agent/internal/typo3"
 )
 
 // agentRuntime builds the agent runtime over an opened runtime. The
@@ -30,6 +31,7 @@ func (a *app) agentRuntime(r *runtime) (*agent.Runtime, *agentconfig.Service, *a
 	providers := agent.NewProviders(agent.ProvidersParams{Keys: cfgs, Logger: a.logger})
 	rt, err := agent.New(agent.Params{
 		Gate: r.gate, Store: r.store, Providers: providers, Telemetry: tel, Keyring: r.keyring, Logger: a.logger,
+		Configs: cfgs, Users: r.site,
 	})
 	if err != nil {
 		providers.Close()
@@ -42,6 +44,7 @@ func (a *app) runCommand() *cobra.Command {
 	var configuration string
 	var tools []string
 	var maxRounds int
+	var enqueue bool
 	cmd := &cobra.Command{
 		Use:   `run --configuration NAME --as USER "prompt"`,
 		Short: "Run one agent turn and print the answer",
@@ -95,6 +98,14 @@ func (a *app) runCommand() *cobra.Command {
 				if cmd.Flags().Changed("tool") {
 					req.Tools = tools
 				}
+				if enqueue {
+					id, err := rt.Enqueue(ctx, req)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintln(a.env.Stdout, id)
+					return nil
+				}
 				res := rt.Run(ctx, req)
 				return a.printResult(res)
 			})
@@ -102,6 +113,7 @@ func (a *app) runCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&configuration, "configuration", "C", "", "the agent configuration to run with (not the configuration file, which is --config)")
 	cmd.Flags().StringSliceVar(&tools, "tool", nil, "offer only these tools (repeatable; default every enabled tool the gate allows)")
+	cmd.Flags().BoolVar(&enqueue, "enqueue", false, "queue the run for a worker (t3agent worker) and print its id")
 	cmd.Flags().IntVar(&maxRounds, "max-rounds", 0, fmt.Sprintf("round cap for this run (default the configuration's; at most %d)", agent.MaxRounds))
 	return cmd
 }
@@ -158,9 +170,11 @@ func summary(res agent.Result) string {
 func (a *app) runsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List agent runs and show one with its event timeline",
+		Short: "List agent runs, show one, and decide on the waiting ones",
 	}
-	cmd.AddCommand(a.runsListCommand(), a.runsShowCommand())
+	cmd.AddCommand(a.runsListCommand(), a.runsShowCommand(), a.runsInboxCommand(),
+		a.runsDecideCommand(true), a.runsDecideCommand(false), a.runsCancelCommand(), a.runsInputCommand(),
+		a.runsReapCommand(), a.runsResealCommand())
 	return cmd
 }
 
@@ -316,4 +330,158 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// withAgent opens the runtime and the agent runtime for a decision made
+// as the --as user.
+func (a *app) withAgent(ctx context.Context, what string, fn func(rt *agent.Runtime, actor *typo3.BackendUser) error) error {
+	if a.as == "" {
+		return fmt.Errorf("%s needs --as USER: decisions are made by a TYPO3 backend user", what)
+	}
+	return a.withRuntime(ctx, func(r *runtime) error {
+		actor, err := a.actor(ctx, r.site)
+		if err != nil {
+			return err
+		}
+		rt, _, providers, err := a.agentRuntime(r)
+		if err != nil {
+			return err
+		}
+		defer providers.Close()
+		return fn(rt, actor)
+	})
+}
+
+// decisionError turns a refusal into one sentence with its code.
+func decisionError(id string, err error) error {
+	var re *agent.RefusedError
+	if errors.As(err, &re) {
+		return fmt.Errorf("run %s: refused (%s): %s", id, re.Code, re.Detail)
+	}
+	if errors.Is(err, agent.ErrAccessDenied) {
+		return fmt.Errorf("run %s: only an admin or the run's owner may act on it", id)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("there is no run %s", id)
+	}
+	return err
+}
+
+func (a *app) runsInboxCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "inbox --as USER",
+		Short: "List the waiting runs the --as user may decide, with their pending calls and digests",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			return a.withAgent(ctx, "inbox", func(rt *agent.Runtime, actor *typo3.BackendUser) error {
+				items, err := rt.Inbox(ctx, actor)
+				if err != nil {
+					return err
+				}
+				if a.jsonOut {
+					return writeJSON(a.env.Stdout, items)
+				}
+				if len(items) == 0 {
+					fmt.Fprintln(a.env.Stdout, "Nothing waits for a decision.")
+					return nil
+				}
+				for _, it := range items {
+					fmt.Fprintf(a.env.Stdout, "Run %s · %s · %s · %s\n", it.Run.ID, it.Run.Status, orDash(it.Run.OwnerUsername), orDash(it.Run.Configuration))
+					if it.Unreadable {
+						fmt.Fprintln(a.env.Stdout, "  the pending turn cannot be read; the run can only be cancelled")
+						continue
+					}
+					fmt.Fprintf(a.env.Stdout, "  digest %s\n", it.Digest)
+					for _, c := range it.Calls {
+						fmt.Fprintf(a.env.Stdout, "  call %s %s %s\n", c.ID, c.Name, c.Arguments)
+					}
+					for _, p := range it.Previews {
+						for _, l := range p.Lines {
+							fmt.Fprintf(a.env.Stdout, "  preview of call %d (%s): %s\n", p.Index+1, p.Tool, l)
+						}
+					}
+					if it.Input != "" {
+						fmt.Fprintf(a.env.Stdout, "  input to %s, schema %s\n", it.Input, it.Schema)
+					}
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) runsDecideCommand(approve bool) *cobra.Command {
+	var digest, reason string
+	use, short := "approve ID --as USER --digest D", "Approve the pending turn of a run; it then runs as the run's owner"
+	if !approve {
+		use, short = "deny ID --as USER --digest D [--reason TEXT]", "Deny the pending turn of a run; the model is told and goes on"
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return a.withAgent(ctx, strings.Fields(use)[0], func(rt *agent.Runtime, actor *typo3.BackendUser) error {
+				res, err := rt.Approve(ctx, agent.ApproveParams{RunID: args[0], Approver: actor, Approved: approve, Digest: digest, Reason: reason})
+				if err != nil {
+					return decisionError(args[0], err)
+				}
+				return a.printResult(res)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&digest, "digest", "", "the digest of the pending turn, as the inbox shows it (required)")
+	cmd.Flags().StringVar(&reason, "reason", "", "a note kept with the decision")
+	return cmd
+}
+
+func (a *app) runsCancelCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel ID --as USER",
+		Short: "Cancel a run that has not ended; a running loop stops at its next step",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			return a.withAgent(ctx, "cancel", func(rt *agent.Runtime, actor *typo3.BackendUser) error {
+				won, err := rt.Cancel(ctx, actor, args[0])
+				if err != nil {
+					return decisionError(args[0], err)
+				}
+				if !won {
+					return fmt.Errorf("run %s has already ended", args[0])
+				}
+				fmt.Fprintf(a.env.Stdout, "Run %s cancelled.\n", args[0])
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) runsInputCommand() *cobra.Command {
+	var digest, data string
+	cmd := &cobra.Command{
+		Use:   "input ID --as USER --data JSON --digest D",
+		Short: "Answer a run waiting for input; the run then goes on as its owner",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if data == "" {
+				return errors.New("input needs --data JSON: the answer, an object matching the input schema")
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return a.withAgent(ctx, "input", func(rt *agent.Runtime, actor *typo3.BackendUser) error {
+				res, err := rt.SubmitInput(ctx, agent.SubmitInputParams{RunID: args[0], Submitter: actor, Data: []byte(data), Digest: digest})
+				if err != nil {
+					return decisionError(args[0], err)
+				}
+				return a.printResult(res)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&data, "data", "", "the answer, a JSON object")
+	cmd.Flags().StringVar(&digest, "digest", "", "the digest of the pending turn, as the inbox shows it (required)")
+	return cmd
 }

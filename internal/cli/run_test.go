@@ -2,14 +2,23 @@ package cli_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/t3agent/t3agent/internal/cli"
 	"github.com/t3agent/t3agent/internal/llm/llmtest"
 	"github.com/t3agent/t3agent/internal/store"
 )
@@ -120,5 +129,449 @@ configurations:
 	_, errOut, err = run(t, ctx, work, env, "run", "-C", "assistant", "--as", "editor", "Again?")
 	if err == nil || !strings.Contains(err.Error(), "The model provider failed (auth, HTTP 401)") || !strings.Contains(errOut, "failed (provider_failed)") {
 		t.Errorf("failing run: err = %v, stderr %q", err, errOut)
+	}
+}
+
+// newWriteServer is a real MCP server with one write tool, "shout", that
+// counts its calls.
+func newWriteServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var calls atomic.Int64
+	s := sdk.NewServer(&sdk.Implementation{Name: "write-server", Version: "1.0.0"}, nil)
+	s.AddTool(&sdk.Tool{Name: "shout", Description: "Shouts.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			calls.Add(1)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "HEY"}}}, nil
+		})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(func() {
+		srv.Close()
+		for ss := range s.Sessions() {
+			_ = ss.Close()
+		}
+	})
+	return srv, &calls
+}
+
+// TestRunsDecisions: a run waits for approval of an MCP write; the inbox
+// shows it with its digest; approve without the digest or as someone
+// without the right is refused; approve with it runs the write once;
+// deny answers the model; cancel wins once.
+func TestRunsDecisions(t *testing.T) {
+	t.Parallel()
+	work := demoDir(t)
+	ctx := context.Background()
+	mcpSrv, shouts := newWriteServer(t)
+	call := llmtest.Calls(llmtest.Call("call_1", "mcp_docs_shout", `{}`))
+	srv := llmtest.NewOpenAI(t, call, llmtest.Text("Shouted."), call, llmtest.Text("Not shouted."), call)
+	env := []string{"DEMO_OPENAI_KEY=" + llmtest.Key}
+	doc := filepath.Join(t.TempDir(), "agents.yaml")
+	if err := os.WriteFile(doc, fmt.Appendf(nil, `
+providers:
+  - identifier: demo-openai
+    adapter: openai
+    endpoint: %s
+    api_key: env:DEMO_OPENAI_KEY
+    trust_zone: externalGlobal
+models:
+  - identifier: demo-model
+    provider: demo-openai
+    model_id: gpt-demo
+    context_length: 128000
+configurations:
+  - identifier: assistant
+    model: demo-model
+`, srv.BaseURL()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ok := func(args ...string) (string, string) {
+		t.Helper()
+		out, errOut, err := run(t, ctx, work, env, args...)
+		if err != nil {
+			t.Fatalf("%v: %v (stderr %s)", args, err, errOut)
+		}
+		return out, errOut
+	}
+	fails := func(want string, args ...string) string {
+		t.Helper()
+		_, errOut, err := run(t, ctx, work, env, args...)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%v: err = %v, want %q", args, err, want)
+		}
+		return errOut
+	}
+	ok("apply", "-f", doc)
+	ok("mcp", "add", "docs", "--url", mcpSrv.URL, "--data-class", "editorContent", "--enable", "--as", "admin")
+	ok("mcp", "import", "docs", "--as", "admin")
+	ok("tools", "enable", "mcp_docs_shout", "--as", "admin")
+
+	waiting := func() (id, digest string) {
+		t.Helper()
+		errOut := fails("waits for approval (mcp_docs_shout)", "run", "-C", "assistant", "--as", "admin", "Shout.")
+		m := regexp.MustCompile(`run ([0-9a-f-]{36})`).FindStringSubmatch(errOut)
+		if m == nil {
+			t.Fatalf("no run id in %q", errOut)
+		}
+		out, _ := ok("runs", "inbox", "--as", "admin", "--json")
+		var items []struct {
+			Run struct {
+				ID string `json:"ID"`
+			} `json:"run"`
+			Digest string `json:"digest"`
+		}
+		if err := json.Unmarshal([]byte(out), &items); err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range items {
+			if it.Run.ID == m[1] {
+				return m[1], it.Digest
+			}
+		}
+		t.Fatalf("run %s is not in the inbox: %s", m[1], out)
+		return "", ""
+	}
+
+	id, digest := waiting()
+	if out, _ := ok("runs", "inbox", "--as", "admin"); !strings.Contains(out, "digest "+digest) || !strings.Contains(out, "call call_1 mcp_docs_shout {}") {
+		t.Errorf("inbox:\n%s", out)
+	}
+	if out, _ := ok("runs", "inbox", "--as", "editor"); !strings.Contains(out, "Nothing waits") {
+		t.Errorf("inbox of an editor:\n%s", out)
+	}
+	fails("refused (stale_turn)", "runs", "approve", id, "--as", "admin")
+	if out, _ := ok("runs", "show", id); !strings.Contains(out, "decision by admin refused (stale_turn); waiting again") {
+		t.Errorf("runs show lacks the refusal:\n%s", out)
+	}
+	fails("refused (run_access_denied)", "runs", "approve", id, "--as", "editor", "--digest", digest)
+	fails("approve needs --as USER", "runs", "approve", id, "--digest", digest)
+	if shouts.Load() != 0 {
+		t.Fatal("a refused approval ran the write")
+	}
+	if out, _ := ok("runs", "approve", id, "--as", "admin", "--digest", digest); out != "Shouted.\n" {
+		t.Errorf("approve printed %q", out)
+	}
+	if shouts.Load() != 1 {
+		t.Errorf("the write ran %d times", shouts.Load())
+	}
+	fails("refused (run_not_waiting)", "runs", "approve", id, "--as", "admin", "--digest", digest)
+
+	id, digest = waiting()
+	if out, _ := ok("runs", "deny", id, "--as", "admin", "--digest", digest, "--reason", "not today"); out != "Not shouted.\n" {
+		t.Errorf("deny printed %q", out)
+	}
+	if shouts.Load() != 1 {
+		t.Error("a denied write ran")
+	}
+	if out, _ := ok("runs", "show", id); !strings.Contains(out, "denied by admin") {
+		t.Errorf("runs show lacks the decision:\n%s", out)
+	}
+
+	id, _ = waiting()
+	if out, _ := ok("runs", "cancel", id, "--as", "admin"); !strings.Contains(out, "cancelled") {
+		t.Errorf("cancel printed %q", out)
+	}
+	fails("has already ended", "runs", "cancel", id, "--as", "admin")
+}
+
+// TestWorkerCommand: queued runs wait for a worker, which runs them all.
+func TestWorkerCommand(t *testing.T) {
+	t.Parallel()
+	work := demoDir(t)
+	ctx := context.Background()
+	srv := llmtest.NewOpenAI(t, llmtest.Text("One."), llmtest.Text("Two."))
+	env := []string{"DEMO_OPENAI_KEY=" + llmtest.Key}
+	doc := filepath.Join(t.TempDir(), "agents.yaml")
+	if err := os.WriteFile(doc, fmt.Appendf(nil, `
+providers:
+  - identifier: demo-openai
+    adapter: openai
+    endpoint: %s
+    api_key: env:DEMO_OPENAI_KEY
+    trust_zone: externalGlobal
+models:
+  - identifier: demo-model
+    provider: demo-openai
+    model_id: gpt-demo
+    context_length: 128000
+configurations:
+  - identifier: assistant
+    model: demo-model
+`, srv.BaseURL()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, ctx, work, env, "apply", "-f", doc); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for range 2 {
+		out, _, err := run(t, ctx, work, env, "run", "--enqueue", "-C", "assistant", "--as", "editor", "Later, please.")
+		if err != nil || !regexp.MustCompile(`^[0-9a-f-]{36}\n$`).MatchString(out) {
+			t.Fatalf("run --enqueue = %q, %v", out, err)
+		}
+		ids = append(ids, strings.TrimSpace(out))
+	}
+	if len(srv.Requests()) != 0 {
+		t.Fatal("an enqueued run ran at once")
+	}
+	out, errOut, err := run(t, ctx, work, env, "worker", "--drain", "--concurrency", "2")
+	if err != nil || out != "Worker stopped after 2 run(s), 0 not completed.\n" {
+		t.Fatalf("worker = %q, %v (stderr %s)", out, err, errOut)
+	}
+	for _, id := range ids {
+		if !strings.Contains(errOut, "run "+id) {
+			t.Errorf("worker stderr lacks the summary of %s: %s", id, errOut)
+		}
+	}
+	if out, _, err := run(t, ctx, work, env, "runs", "reap"); err != nil || out != "Reaped: 0 requeued, 0 dead-lettered, 0 out of retries.\n" {
+		t.Errorf("runs reap = %q, %v", out, err)
+	}
+	if out, _, err := run(t, ctx, work, env, "runs", "reseal"); err != nil || out != "Resealed 0 value(s); 0 could not be opened.\n" {
+		t.Errorf("runs reseal = %q, %v", out, err)
+	}
+	if _, _, err := run(t, ctx, work, env, "worker", "--concurrency", "0"); err == nil || !strings.Contains(err.Error(), "--concurrency must be") {
+		t.Errorf("worker --concurrency 0: %v", err)
+	}
+}
+
+// crashChildEnv carries the arguments of a re-executed test binary that
+// runs one command and is killed mid-run (see startChild).
+const crashChildEnv = "T3AGENT_TEST_CRASH_CHILD"
+
+// TestCrashChild is the child side of the crash tests; it does nothing in
+// a normal run.
+func TestCrashChild(t *testing.T) {
+	raw := os.Getenv(crashChildEnv)
+	if raw == "" {
+		t.Skip("only run as the child of a crash test")
+	}
+	var c struct {
+		Work string   `json:"work"`
+		Args []string `json:"args"`
+	}
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		t.Fatal(err)
+	}
+	root := cli.NewRootCommand(cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ(), WorkDir: c.Work})
+	root.SetArgs(c.Args)
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startChild runs one command in a child process (this test binary,
+// re-executed), to be killed with SIGKILL mid-run.
+func startChild(t *testing.T, work string, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"work": work, "args": args})
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(append(os.Environ(), env...), crashChildEnv+"="+string(b))
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("child output:\n%s", out.String())
+		}
+	})
+	return cmd
+}
+
+// waitFor waits for a signal from the child's side, failing after a
+// generous limit rather than hanging the suite.
+func waitFor(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// expireLeases moves the leases and backoffs of every run into the past,
+// as if the dead process's time had run out.
+func expireLeases(t *testing.T, work string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", filepath.Join(work, "t3agent-data", "t3agent.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE runs SET lease_expires = '2000-01-01 00:00:00+00:00' WHERE lease_expires IS NOT NULL`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE runs SET available_at = '2000-01-01 00:00:00+00:00' WHERE available_at IS NOT NULL`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runRow(t *testing.T, ctx context.Context, work string, env []string, id string) store.Run {
+	t.Helper()
+	out, _, err := run(t, ctx, work, env, "runs", "show", id, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Run store.Run `json:"run"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v.Run
+}
+
+const crashAgents = `
+providers:
+  - identifier: demo-openai
+    adapter: openai
+    endpoint: %s
+    api_key: env:DEMO_OPENAI_KEY
+    trust_zone: externalGlobal
+models:
+  - identifier: demo-model
+    provider: demo-openai
+    model_id: gpt-demo
+    context_length: 128000
+configurations:
+  - identifier: assistant
+    model: demo-model
+`
+
+// TestCrashAfterFencedWrite: a child process approves an MCP write and is
+// killed while the write is under way; the reaper dead-letters the run
+// (not_retryable) and the MCP server saw exactly one call.
+func TestCrashAfterFencedWrite(t *testing.T) {
+	t.Parallel()
+	work := demoDir(t)
+	ctx := context.Background()
+	called, release := make(chan struct{}, 8), make(chan struct{})
+	var calls atomic.Int64
+	s := sdk.NewServer(&sdk.Implementation{Name: "slow-writer", Version: "1.0.0"}, nil)
+	s.AddTool(&sdk.Tool{Name: "shout", Description: "Shouts.", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			calls.Add(1)
+			called <- struct{}{}
+			select { // the write is under way when the process dies
+			case <-release:
+			case <-ctx.Done():
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "HEY"}}}, nil
+		})
+	mcpSrv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(func() {
+		mcpSrv.Close()
+		for ss := range s.Sessions() {
+			_ = ss.Close()
+		}
+	})
+	t.Cleanup(func() { close(release) })
+	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("call_1", "mcp_docs_shout", `{}`)))
+	env := []string{"DEMO_OPENAI_KEY=" + llmtest.Key}
+	doc := filepath.Join(t.TempDir(), "agents.yaml")
+	if err := os.WriteFile(doc, fmt.Appendf(nil, crashAgents, srv.BaseURL()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"apply", "-f", doc},
+		{"mcp", "add", "docs", "--url", mcpSrv.URL, "--data-class", "editorContent", "--enable", "--as", "admin"},
+		{"mcp", "import", "docs", "--as", "admin"},
+		{"tools", "enable", "mcp_docs_shout", "--as", "admin"},
+	} {
+		if _, errOut, err := run(t, ctx, work, env, args...); err != nil {
+			t.Fatalf("%v: %v (%s)", args, err, errOut)
+		}
+	}
+	out, _, err := run(t, ctx, work, env, "run", "--enqueue", "-C", "assistant", "--as", "admin", "Shout.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(out)
+	if out, _, err := run(t, ctx, work, env, "worker", "--drain"); err != nil || !strings.Contains(out, "1 run(s), 1 not completed") {
+		t.Fatalf("worker = %q, %v", out, err)
+	}
+	row := runRow(t, ctx, work, env, id)
+	if row.Status != store.RunWaitingForApproval {
+		t.Fatalf("run = %+v", row)
+	}
+
+	child := startChild(t, work, env, "runs", "approve", id, "--as", "admin", "--digest", row.TurnDigest)
+	waitFor(t, called, "the MCP write")
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+
+	row = runRow(t, ctx, work, env, id)
+	if row.Status != store.RunRunning || row.PendingEffect != "non_idempotent_write" {
+		t.Fatalf("run after the crash = %+v; the write must be fenced", row)
+	}
+	if out, _, err := run(t, ctx, work, env, "runs", "reap"); err != nil || out != "Reaped: 0 requeued, 0 dead-lettered, 0 out of retries.\n" {
+		t.Errorf("reap before the lease expired = %q, %v", out, err)
+	}
+	expireLeases(t, work)
+	if out, _, err := run(t, ctx, work, env, "runs", "reap"); err != nil || out != "Reaped: 0 requeued, 1 dead-lettered, 0 out of retries.\n" {
+		t.Fatalf("reap = %q, %v", out, err)
+	}
+	row = runRow(t, ctx, work, env, id)
+	if row.Status != store.RunFailed || row.TerminationReason != "not_retryable" || !strings.Contains(row.Error, "must not be repeated") {
+		t.Errorf("dead-lettered run = %+v", row)
+	}
+	if out, _, err := run(t, ctx, work, env, "worker", "--drain"); err != nil || !strings.Contains(out, "0 run(s)") {
+		t.Errorf("worker after the dead-letter = %q, %v", out, err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the MCP server saw %d calls, want exactly 1", n)
+	}
+}
+
+// TestCrashReadOnlyRequeued: a worker process is killed while its run
+// waits for the provider; the reaper requeues the run and another worker
+// completes it.
+func TestCrashReadOnlyRequeued(t *testing.T) {
+	t.Parallel()
+	work := demoDir(t)
+	ctx := context.Background()
+	asked, hold := make(chan struct{}, 1), make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	srv := llmtest.NewOpenAI(t,
+		llmtest.Round{Check: func(testing.TB, llmtest.Request) { asked <- struct{}{} }, Hold: hold},
+		llmtest.Text("Done after all."),
+	)
+	env := []string{"DEMO_OPENAI_KEY=" + llmtest.Key}
+	doc := filepath.Join(t.TempDir(), "agents.yaml")
+	if err := os.WriteFile(doc, fmt.Appendf(nil, crashAgents, srv.BaseURL()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, ctx, work, env, "apply", "-f", doc); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, ctx, work, env, "run", "--enqueue", "-C", "assistant", "--as", "editor", "Look around.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(out)
+	child := startChild(t, work, env, "worker", "--drain")
+	waitFor(t, asked, "the provider call")
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	if row := runRow(t, ctx, work, env, id); row.Status != store.RunRunning || !strings.HasPrefix(row.LeaseOwner, "worker:") {
+		t.Fatalf("run after the crash = %+v", row)
+	}
+	expireLeases(t, work)
+	if out, _, err := run(t, ctx, work, env, "runs", "reap"); err != nil || out != "Reaped: 1 requeued, 0 dead-lettered, 0 out of retries.\n" {
+		t.Fatalf("reap = %q, %v", out, err)
+	}
+	expireLeases(t, work) // skip the backoff
+	if out, _, err := run(t, ctx, work, env, "worker", "--drain"); err != nil || out != "Worker stopped after 1 run(s), 0 not completed.\n" {
+		t.Fatalf("worker = %q, %v", out, err)
+	}
+	row := runRow(t, ctx, work, env, id)
+	if row.Status != store.RunCompleted || row.RequeueCount != 1 {
+		t.Errorf("run = %+v", row)
 	}
 }

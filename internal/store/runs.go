@@ -96,6 +96,45 @@ type Runs interface {
 	// params.LeaseOwner set it also requires that lease. A terminal run is
 	// an ErrConflict: terminal is terminal.
 	SettleRun(ctx context.Context, params SettleRunParams) (Run, error)
+	// ClaimWaitingRun moves a run waiting in params.From with a sealed
+	// state to running under params.LeaseOwner and returns it with that
+	// state and its next event seq, read in the same transaction. A run
+	// not waiting there is an ErrConflict (ErrNotFound for an unknown
+	// run): of two claims exactly one wins.
+	ClaimWaitingRun(ctx context.Context, params ClaimWaitingRunParams) (ClaimedRun, error)
+	// ReleaseRun moves a running run under params.LeaseOwner back to a
+	// waiting status, keeping its sealed state, with events; guarded as
+	// RecordRunStep.
+	ReleaseRun(ctx context.Context, params ReleaseRunParams) (Run, error)
+	// CancelRun moves a run that is not terminal to cancelled, clearing
+	// its lease and parked state but keeping its counters. A terminal run
+	// is an ErrConflict, so only one cancel wins.
+	CancelRun(ctx context.Context, id string) (Run, error)
+	// EnqueueRun stores a new run in status queued with its sealed
+	// request, available at once.
+	EnqueueRun(ctx context.Context, params EnqueueRunParams) (Run, error)
+	// ClaimQueuedRun moves one available queued run (params.ID, or the
+	// oldest) to running under params.LeaseOwner and returns it with its
+	// sealed request and next event seq. Concurrent claims never get the
+	// same run; ErrNotFound when none is claimable.
+	ClaimQueuedRun(ctx context.Context, params ClaimQueuedRunParams) (ClaimedRun, error)
+	// ExpiredRuns lists running runs whose lease expired before now,
+	// oldest lease first, at most limit.
+	ExpiredRuns(ctx context.Context, limit int) ([]Run, error)
+	// RequeueRun puts a running run whose lease is still held by
+	// params.LeaseOwner (a live segment giving up, or an expired lease the
+	// reaper found) back in the queue, available after params.Delay, with
+	// its requeue count increased and its pending effect cleared. It needs
+	// a stored request. Guarded as RecordRunStep; with params.Expired set
+	// the lease must also have expired.
+	RequeueRun(ctx context.Context, params RequeueRunParams) (Run, error)
+	// ResealRun replaces the sealed state or queued request of a run
+	// (key rotation), guarded by the old value: a run that moved on
+	// meanwhile is an ErrConflict and keeps what it has.
+	ResealRun(ctx context.Context, params ResealRunParams) error
+	// ParkedRuns lists the runs holding a sealed state or queued request
+	// (waiting, queued or running), oldest first, paged by id.
+	ParkedRuns(ctx context.Context, params ParkedRunsParams) ([]ParkedRun, error)
 	// Run returns one run, without its suspended state; ErrNotFound.
 	Run(ctx context.Context, id string) (Run, error)
 	// RunSuspendedState returns the sealed state of a suspended run;
@@ -150,9 +189,16 @@ type Run struct {
 	TurnDigest string
 	// HasSuspendedState reports whether the row holds a sealed state.
 	HasSuspendedState bool
-	CreatedAt         time.Time // UTC, microsecond precision
-	UpdatedAt         time.Time
-	FinishedAt        time.Time // zero until terminal
+	// HasQueuedRequest reports whether the row holds a sealed request, so
+	// that a worker can run it again.
+	HasQueuedRequest bool
+	// RequeueCount counts the times the run was put back in the queue.
+	RequeueCount int
+	// AvailableAt is when a queued run may be claimed; zero for other runs.
+	AvailableAt time.Time
+	CreatedAt   time.Time // UTC, microsecond precision
+	UpdatedAt   time.Time
+	FinishedAt  time.Time // zero until terminal
 }
 
 // RunEventParams is one event to append. Seq is given by the caller: a
@@ -222,7 +268,10 @@ type SuspendRunParams struct {
 type SettleRunParams struct {
 	ID string
 	// LeaseOwner, when set, must hold the run's lease.
-	LeaseOwner        string
+	LeaseOwner string
+	// Expired, with LeaseOwner, also requires the lease to have expired
+	// (the reaper, which must not settle a run that came back to life).
+	Expired           bool
 	Status            RunStatus // terminal
 	Outcome           string
 	TerminationReason string
@@ -253,4 +302,78 @@ type ListRunEventsParams struct {
 	FromSeq int64
 	// Limit is the page size: 0 means DefaultRunEventLimit.
 	Limit int
+}
+
+// ClaimedRun is a run a claim moved to running, with the sealed state or
+// request it was parked with and the seq its next event takes.
+type ClaimedRun struct {
+	Run
+	// Sealed is the suspended state (ClaimWaitingRun) or the queued
+	// request (ClaimQueuedRun).
+	Sealed  string
+	NextSeq int64
+}
+
+// ClaimWaitingRunParams are the parameters of ClaimWaitingRun.
+type ClaimWaitingRunParams struct {
+	ID         string
+	From       RunStatus // RunWaitingForApproval or RunWaitingForInput
+	LeaseOwner string
+	Lease      time.Duration
+}
+
+// ReleaseRunParams are the parameters of ReleaseRun.
+type ReleaseRunParams struct {
+	ID         string
+	LeaseOwner string
+	Status     RunStatus // waiting
+	Events     []RunEventParams
+}
+
+// EnqueueRunParams are the parameters of EnqueueRun. The lease fields of
+// the embedded CreateRunParams are ignored: a queued run has none.
+type EnqueueRunParams struct {
+	CreateRunParams
+	// QueuedRequest is the sealed request; required.
+	QueuedRequest string
+}
+
+// ClaimQueuedRunParams are the parameters of ClaimQueuedRun.
+type ClaimQueuedRunParams struct {
+	// ID, when set, claims only that run.
+	ID         string
+	LeaseOwner string
+	Lease      time.Duration
+}
+
+// RequeueRunParams are the parameters of RequeueRun.
+type RequeueRunParams struct {
+	ID         string
+	LeaseOwner string
+	// Expired requires the lease to have expired (the reaper).
+	Expired bool
+	Delay   time.Duration
+	Events  []RunEventParams
+}
+
+// ResealRunParams are the parameters of ResealRun.
+type ResealRunParams struct {
+	ID string
+	// Queued selects the queued request; otherwise the suspended state.
+	Queued   bool
+	Old, New string
+}
+
+// ParkedRunsParams page ParkedRuns.
+type ParkedRunsParams struct {
+	// After keeps runs with an id greater than this one.
+	After string
+	Limit int // 1 to MaxRunLimit
+}
+
+// ParkedRun is a run's sealed values, for key rotation.
+type ParkedRun struct {
+	ID             string
+	SuspendedState string // "" when none
+	QueuedRequest  string // "" when none
 }

@@ -16,19 +16,21 @@ import (
 const runColumns = `id, status, outcome, termination_reason, owner_username, owner_uid, configuration,
 	caller_source, caller_operation, privacy, rounds, tool_calls, input_tokens, output_tokens, cost,
 	truncated, error, error_class, lease_owner, lease_expires, pending_effect, turn_digest,
-	suspended_state IS NOT NULL, created_at, updated_at, finished_at`
+	suspended_state IS NOT NULL, queued_request IS NOT NULL, requeue_count, available_at, created_at,
+	updated_at, finished_at`
 
 // runScanner is what *sql.Row and *sql.Rows share.
 type runScanner interface{ Scan(dest ...any) error }
 
-func scanRun(sc runScanner) (Run, error) {
+func scanRun(sc runScanner, extra ...any) (Run, error) {
 	var r Run
 	var cost sql.NullInt64
-	err := sc.Scan(&r.ID, &r.Status, &r.Outcome, &r.TerminationReason, &r.OwnerUsername, &r.OwnerUID,
+	dest := []any{&r.ID, &r.Status, &r.Outcome, &r.TerminationReason, &r.OwnerUsername, &r.OwnerUID,
 		&r.Configuration, &r.CallerSource, &r.CallerOperation, &r.Privacy, &r.Rounds, &r.ToolCalls,
 		&r.InputTokens, &r.OutputTokens, &cost, &r.Truncated, &r.Error, &r.ErrorClass, &r.LeaseOwner,
 		nullTimeScanner{&r.LeaseExpires}, &r.PendingEffect, &r.TurnDigest, &r.HasSuspendedState,
-		timeScanner{&r.CreatedAt}, timeScanner{&r.UpdatedAt}, nullTimeScanner{&r.FinishedAt})
+		&r.HasQueuedRequest, &r.RequeueCount, nullTimeScanner{&r.AvailableAt}, timeScanner{&r.CreatedAt}, timeScanner{&r.UpdatedAt}, nullTimeScanner{&r.FinishedAt}}
+	err := sc.Scan(append(dest, extra...)...)
 	r.Cost, r.CostUnknown = cost.Int64, !cost.Valid
 	return r, err
 }
@@ -103,25 +105,29 @@ func insertRunEvents(ctx context.Context, tx *sql.Tx, runID string, evs []RunEve
 	return nil
 }
 
-func (s *sqlStore) CreateRun(ctx context.Context, p CreateRunParams) (Run, error) {
+func checkCreateRun(p CreateRunParams) error {
 	if err := checkRunID(p.ID); err != nil {
-		return Run{}, err
+		return err
 	}
 	if err := checkName("lease owner", p.LeaseOwner); err != nil {
-		return Run{}, err
+		return err
 	}
 	for _, f := range []struct{ what, v string }{
 		{"run owner", p.OwnerUsername}, {"run configuration", p.Configuration},
 		{"caller source", p.CallerSource}, {"caller operation", p.CallerOperation}, {"privacy level", p.Privacy},
 	} {
 		if err := checkText(f.what, f.v, MaxNameLen); err != nil {
-			return Run{}, err
+			return err
 		}
 	}
 	if p.OwnerUID < 0 || p.Lease <= 0 {
-		return Run{}, invalid("a run needs an owner uid ≥ 0 and a positive lease")
+		return invalid("a run needs an owner uid ≥ 0 and a positive lease")
 	}
-	if err := checkRunEvents(p.Events); err != nil {
+	return checkRunEvents(p.Events)
+}
+
+func (s *sqlStore) CreateRun(ctx context.Context, p CreateRunParams) (Run, error) {
+	if err := checkCreateRun(p); err != nil {
 		return Run{}, err
 	}
 	now := s.stamp()
@@ -342,6 +348,10 @@ func (s *sqlStore) SettleRun(ctx context.Context, p SettleRunParams) (Run, error
 		return Run{}, err
 	}
 	now := s.stamp()
+	expired := ""
+	if p.Expired {
+		expired = ` AND lease_expires < $12`
+	}
 	var out Run
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
@@ -349,8 +359,8 @@ func (s *sqlStore) SettleRun(ctx context.Context, p SettleRunParams) (Run, error
 			UPDATE runs SET status = $1, outcome = $2, termination_reason = $3, rounds = $4, tool_calls = $5,
 				input_tokens = $6, output_tokens = $7, cost = $8, truncated = $9, error = $10, error_class = $11,
 				lease_owner = '', lease_expires = NULL, pending_effect = '', suspended_state = NULL,
-				updated_at = $12, finished_at = $12
-			WHERE id = $13 AND status NOT IN ($14, $15, $16) AND ($17 = '' OR lease_owner = $17)
+				queued_request = NULL, available_at = NULL, updated_at = $12, finished_at = $12
+			WHERE id = $13 AND status NOT IN ($14, $15, $16) AND ($17 = '' OR lease_owner = $17)`+expired+`
 			RETURNING `+runColumns,
 			p.Status, p.Outcome, p.TerminationReason, p.Progress.Rounds, p.Progress.ToolCalls,
 			p.Progress.InputTokens, p.Progress.OutputTokens, costArg(p.Progress), p.Progress.Truncated, p.Error,

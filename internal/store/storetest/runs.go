@@ -27,6 +27,11 @@ func testRuns(t *testing.T, h harness) {
 		{"List", testRunList},
 		{"Events", testRunEventsPaging},
 		{"Invalid", testRunInvalid},
+		{"ClaimWaitingOnce", testRunClaimWaitingOnce},
+		{"ReleaseAndCancel", testRunReleaseAndCancel},
+		{"QueueClaimsOnce", testRunQueueClaimsOnce},
+		{"RequeueExpired", testRunRequeueExpired},
+		{"Reseal", testRunReseal},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
