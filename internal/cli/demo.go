@@ -43,9 +43,9 @@ func (a *app) demoCommand() *cobra.Command {
 			if listen != "" {
 				cfg.Listen = listen
 			}
-			return a.serve(cmd.Context(), cfg, func(addr string) {
+			return a.serve(cmd.Context(), cfg, serveOptions{workers: 1, ready: func(addr string) {
 				a.printLogins(a.env.Stdout, "http://"+addr, res)
-			})
+			}})
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", DefaultDataDir, "directory of the demo's data")

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/t3agent/t3agent/internal/agent"
 	"github.com/t3agent/t3agent/internal/builtin"
 	"github.com/t3agent/t3agent/internal/config"
 	"github.com/t3agent/t3agent/internal/gate"
@@ -116,6 +118,8 @@ func importedTCAPath(cfg config.Config) string {
 
 func (a *app) serveCommand() *cobra.Command {
 	var listen string
+	var noWorker bool
+	var workers int
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the web UI, the API and the probes for the configured site",
@@ -128,16 +132,35 @@ func (a *app) serveCommand() *cobra.Command {
 			if listen != "" {
 				cfg.Listen = listen
 			}
-			return a.serve(cmd.Context(), cfg, nil)
+			if workers < 0 || workers > 256 {
+				return errors.New("--workers must be between 0 and 256")
+			}
+			if noWorker {
+				workers = 0
+			}
+			return a.serve(cmd.Context(), cfg, serveOptions{workers: workers})
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (overrides the configuration)")
+	cmd.Flags().BoolVar(&noWorker, "no-worker", false, "do not run queued agent runs in this process (run `t3agent worker` elsewhere)")
+	cmd.Flags().IntVar(&workers, "workers", 1, "how many queued runs this process executes at once")
 	return cmd
 }
 
-// serve runs the HTTP server until SIGINT/SIGTERM. ready, when not nil, is
-// called with the bound address once the server accepts connections.
-func (a *app) serve(ctx context.Context, cfg config.Config, ready func(addr string)) error {
+// serveOptions tune serve.
+type serveOptions struct {
+	// workers is how many queued runs the in-process worker executes at
+	// once; 0 runs no worker.
+	workers int
+	// ready, when set, is called with the bound address once the server
+	// accepts connections.
+	ready func(addr string)
+}
+
+// serve runs the HTTP server, and a worker for queued runs, until
+// SIGINT/SIGTERM; the worker stops claiming first and finishes the runs in
+// flight.
+func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	r, err := a.open(ctx, cfg)
@@ -156,14 +179,30 @@ func (a *app) serve(ctx context.Context, cfg config.Config, ready func(addr stri
 		},
 		Users: func(ctx context.Context) ([]web.User, error) { return listUsers(ctx, r.site) },
 	})
+	if opts.workers > 0 {
+		rt, _, providers, err := a.agentRuntime(r)
+		if err != nil {
+			return err
+		}
+		defer providers.Close()
+		w, err := agent.NewWorker(agent.WorkerParams{Runtime: rt, Concurrency: opts.workers, Logger: a.logger})
+		if err != nil {
+			return err
+		}
+		w.Start(ctx)
+		// Deferred after the store's Close, so it runs first: the worker
+		// finishes its runs while the store is still open.
+		defer w.Wait()
+		defer w.Stop()
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w", cfg.Listen, err)
 	}
 	addr := ln.Addr().String()
 	a.logger.Info("serving", "url", "http://"+addr, "site", cfg.Site.Name, "db", r.db.DSN, "tca", r.site.TCA.Source, "tools", r.registry.Len(ctx))
-	if ready != nil {
-		ready(addr)
+	if opts.ready != nil {
+		opts.ready(addr)
 	}
 	return web.Serve(ctx, ln, srv.Handler(), cfg.HTTP.ShutdownTimeout, a.logger)
 }
