@@ -238,7 +238,11 @@ func TestApproveStaleDigest(t *testing.T) {
 // TestApproveChecksInOrder: the checks before the claim leave the row
 // untouched: the wrong status, a user without the right, four-eyes.
 func TestApproveChecksInOrder(t *testing.T) {
-	c := newApprovalCase(t, "", "require_second_approver: true", true)
+	forStores(t, testApproveChecksInOrder)
+}
+
+func testApproveChecksInOrder(t *testing.T, dsn func(testing.TB) string) {
+	c := newApprovalCase(t, dsn(t), "require_second_approver: true", true)
 	if _, err := c.approve("intern", true, c.res.Pending.Digest); refusal(err) != agent.RefusedAccessDenied {
 		t.Errorf("another editor: %v, want run_access_denied", err)
 	}
@@ -276,7 +280,11 @@ func TestApproveChecksInOrder(t *testing.T) {
 // TestApproveFourEyesSecondPerson: under four-eyes an admin who is not
 // the initiator approves.
 func TestApproveFourEyesSecondPerson(t *testing.T) {
-	c := newApprovalCase(t, "", "require_second_approver: true", true)
+	forStores(t, testApproveFourEyesSecondPerson)
+}
+
+func testApproveFourEyesSecondPerson(t *testing.T, dsn func(testing.TB) string) {
+	c := newApprovalCase(t, dsn(t), "require_second_approver: true", true)
 	res, err := c.approve("admin", true, c.res.Pending.Digest)
 	if err != nil || res.Outcome != agent.OutcomeCompleted || c.writer.calls.Load() != 1 {
 		t.Fatalf("second-person approval: %+v, %v (writes %d)", res, err, c.writer.calls.Load())
@@ -325,7 +333,11 @@ func TestApproveNotAuditable(t *testing.T) {
 // TestApproveCorruptState: a corrupt state, or a state sealed with
 // another key, is refused and the row stays as it was.
 func TestApproveCorruptState(t *testing.T) {
-	c := newApprovalCase(t, "", "", false)
+	forStores(t, testApproveCorruptState)
+}
+
+func testApproveCorruptState(t *testing.T, dsn func(testing.TB) string) {
+	c := newApprovalCase(t, dsn(t), "", false)
 	key, err := secret.NewKey()
 	if err != nil {
 		t.Fatal(err)
