@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/pressly/goose/v3"
 )
 
 // Telemetry persists one row per LLM provider call and the daily usage
@@ -218,13 +216,10 @@ func (s *sqlStore) RecordLLMCall(ctx context.Context, p RecordLLMCallParams) (LL
 	}
 	at := s.stamp()
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		if s.drv.Dialect() == goose.DialectPostgres {
-			// A call row need not wait for the WAL flush: it is visible to
-			// the next budget check at once (durability, not visibility, is
-			// relaxed), and the run's next durable commit flushes it.
-			if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-				return fmt.Errorf("store: cannot record the LLM call: %w", err)
-			}
+		// A call row is visible to the next budget check at once; it need
+		// not wait for the WAL flush.
+		if err := s.commitWithoutFlush(ctx, tx); err != nil {
+			return fmt.Errorf("store: cannot record the LLM call: %w", err)
 		}
 		err := tx.QueryRowContext(ctx, `
 			INSERT INTO llm_calls (run_id, source, operation, username, requested_configuration, configuration,
