@@ -218,24 +218,8 @@ func (s *sqlStore) ExpiredRuns(ctx context.Context, limit int) ([]Run, error) {
 	if limit <= 0 || limit > MaxRunLimit {
 		return nil, invalid("a page of runs holds 1 to %d runs, not %d", MaxRunLimit, limit)
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+runColumns+` FROM runs
+	return s.queryRuns(ctx, "list expired runs", `SELECT `+runColumns+` FROM runs
 		WHERE status = $1 AND lease_expires < $2 ORDER BY lease_expires, id LIMIT $3`, RunRunning, s.stamp(), limit)
-	if err != nil {
-		return nil, fmt.Errorf("store: cannot list expired runs: %w", err)
-	}
-	defer rows.Close()
-	out := []Run{}
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: cannot read a run: %w", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: cannot list expired runs: %w", err)
-	}
-	return out, nil
 }
 
 func (s *sqlStore) RequeueRun(ctx context.Context, p RequeueRunParams) (Run, error) {

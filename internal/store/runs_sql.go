@@ -452,9 +452,15 @@ func (s *sqlStore) Runs(ctx context.Context, p ListRunsParams) ([]Run, error) {
 		q += ` WHERE ` + strings.Join(where, " AND ")
 	}
 	q += ` ORDER BY created_at DESC, id DESC LIMIT ` + arg(limit)
+	return s.queryRuns(ctx, "list runs", q, args...)
+}
+
+// queryRuns runs a SELECT of runColumns and scans every row; what names
+// the listing in errors.
+func (s *sqlStore) queryRuns(ctx context.Context, what, q string, args ...any) ([]Run, error) {
 	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: cannot list runs: %w", err)
+		return nil, fmt.Errorf("store: cannot %s: %w", what, err)
 	}
 	defer rows.Close()
 	out := []Run{}
@@ -466,7 +472,7 @@ func (s *sqlStore) Runs(ctx context.Context, p ListRunsParams) ([]Run, error) {
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: cannot list runs: %w", err)
+		return nil, fmt.Errorf("store: cannot %s: %w", what, err)
 	}
 	return out, nil
 }
