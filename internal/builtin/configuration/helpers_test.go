@@ -3,9 +3,7 @@ package configuration_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,8 +15,8 @@ import (
 	"github.com/t3agent/t3agent/internal/demo"
 	"github.com/t3agent/t3agent/internal/demo/demotest"
 	"github.com/t3agent/t3agent/internal/gate"
+	"github.com/t3agent/t3agent/internal/gate/gatetest"
 	"github.com/t3agent/t3agent/internal/readpolicy"
-	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
 	"github.com/t3agent/t3agent/internal/typo3/tca"
@@ -42,38 +40,13 @@ type fixture struct {
 // request to a tool.
 func newFixture(t *testing.T, site *typo3.Site, dsn string, tools []tool.Tool, usernames ...string) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "t3agent.db"), store.OpenParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	reg, err := tool.NewRegistry(tools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := gate.New(gate.Params{Registry: reg, Store: st, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rw, err := typo3.Open(ctx, dsn, typo3.OpenParams{Writable: true})
+	g := gatetest.New(t, nil, tools...)
+	rw, err := typo3.Open(context.Background(), dsn, typo3.OpenParams{Writable: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rw.Close() })
-	f := &fixture{t: t, site: site, rw: rw, gate: g, users: map[string]*typo3.BackendUser{}}
-	for _, name := range usernames {
-		u, err := site.BackendUserByName(ctx, name)
-		switch {
-		case errors.Is(err, typo3.ErrUserCannotAct):
-			f.users[name] = nil
-		case err != nil:
-			t.Fatalf("load backend user %s: %v", name, err)
-		default:
-			f.users[name] = u
-		}
-	}
-	return f
+	return &fixture{t: t, site: site, rw: rw, gate: g, users: gatetest.Actors(t, site, usernames...)}
 }
 
 // euConfig is a configuration whose provider is in the externalEu zone,

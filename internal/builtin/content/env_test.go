@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,8 +15,8 @@ import (
 	"github.com/t3agent/t3agent/internal/builtin/content"
 	"github.com/t3agent/t3agent/internal/demo/demotest"
 	"github.com/t3agent/t3agent/internal/gate"
+	"github.com/t3agent/t3agent/internal/gate/gatetest"
 	"github.com/t3agent/t3agent/internal/readpolicy"
-	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
 	"github.com/t3agent/t3agent/internal/typo3/tca"
@@ -84,25 +82,11 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// newGate registers tools in a fresh registry behind a real gate over a
-// real SQLite store.
+// newGate registers tools behind a real gate whose log the test reads.
 func newGate(t testing.TB, tools []tool.Tool) (*gate.Gate, *syncBuffer) {
 	t.Helper()
-	st, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "t3agent.db"), store.OpenParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	reg, err := tool.NewRegistry(tools)
-	if err != nil {
-		t.Fatal(err)
-	}
 	logs := &syncBuffer{}
-	g, err := gate.New(gate.Params{Registry: reg, Store: st, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g, logs
+	return gatetest.New(t, slog.New(slog.NewTextHandler(logs, nil)), tools...), logs
 }
 
 // siteOn builds a Site over db with tc and the fixed clock.
@@ -128,19 +112,7 @@ func newEnv(t testing.TB, d typo3.Dialect, dsn string, tc *tca.TCA, names []stri
 	db, log := openLogged(t, dsn, d)
 	site := siteOn(t, db, tc, "")
 	g, logs := newGate(t, content.Tools(site, readpolicy.New(tc)))
-	e := &env{d: d, site: site, rw: rw, log: log, gate: g, logs: logs, users: map[string]*typo3.BackendUser{}}
-	for _, n := range names {
-		u, err := site.BackendUserByName(ctx, n)
-		switch {
-		case errors.Is(err, typo3.ErrUserCannotAct):
-			e.users[n] = nil
-		case err != nil:
-			t.Fatalf("load %s: %v", n, err)
-		default:
-			e.users[n] = u
-		}
-	}
-	return e
+	return &env{d: d, site: site, rw: rw, log: log, gate: g, logs: logs, users: gatetest.Actors(t, site, names...)}
 }
 
 // call invokes a tool through the gate as user (nil for former), for a

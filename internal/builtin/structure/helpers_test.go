@@ -3,9 +3,7 @@ package structure_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,8 +14,8 @@ import (
 	"github.com/t3agent/t3agent/internal/demo"
 	"github.com/t3agent/t3agent/internal/demo/demotest"
 	"github.com/t3agent/t3agent/internal/gate"
+	"github.com/t3agent/t3agent/internal/gate/gatetest"
 	"github.com/t3agent/t3agent/internal/readpolicy"
-	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
 	"github.com/t3agent/t3agent/internal/typo3/tca"
@@ -39,33 +37,8 @@ type fixture struct {
 // product hands such a request to a tool.
 func newFixture(t *testing.T, site *typo3.Site, usernames ...string) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "t3agent.db"), store.OpenParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	reg, err := tool.NewRegistry(structure.Tools(site, readpolicy.New(site.TCA)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := gate.New(gate.Params{Registry: reg, Store: st, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, site: site, gate: g, users: map[string]*typo3.BackendUser{}}
-	for _, name := range usernames {
-		u, err := site.BackendUserByName(ctx, name)
-		switch {
-		case errors.Is(err, typo3.ErrUserCannotAct):
-			f.users[name] = nil
-		case err != nil:
-			t.Fatalf("load backend user %s: %v", name, err)
-		default:
-			f.users[name] = u
-		}
-	}
-	return f
+	g := gatetest.New(t, nil, structure.Tools(site, readpolicy.New(site.TCA))...)
+	return &fixture{t: t, site: site, gate: g, users: gatetest.Actors(t, site, usernames...)}
 }
 
 // call invokes a tool as user (a name given to newFixture, or "" for no
