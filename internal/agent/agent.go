@@ -114,6 +114,10 @@ type Result struct {
 	Error string
 	// Pending is the turn a waiting run waits on.
 	Pending *Pending
+	// Beside is the text the model wrote beside its tool calls in this
+	// segment's rounds, in round order (blank texts left out). Content
+	// holds only the last round's text; a chat shows these before it.
+	Beside []string
 }
 
 // Pending is the suspended turn of a run waiting for approval or input.

@@ -52,6 +52,9 @@ type run struct {
 	requeues int // how often a queued run was requeued before
 	specs    map[string]tool.Spec
 	defs     []llm.ToolDef
+	// beside collects the text the model wrote in this segment's rounds
+	// beside its tool calls, for Result.Beside.
+	beside []string
 }
 
 // ending is how the loop stopped, before it is settled.
@@ -224,6 +227,9 @@ func (r *run) rounds(ctx context.Context, msgs []llm.Message, base int) ending {
 		}
 		calls := withIDs(resp.ToolCalls, round)
 		msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: resp.Content, ToolCalls: calls})
+		if strings.TrimSpace(resp.Content) != "" {
+			r.beside = append(r.beside, resp.Content)
+		}
 		if e := r.scan(ctx, round, msgs, calls); e != nil {
 			return *e
 		}
@@ -573,7 +579,7 @@ func (r *run) finish(ctx context.Context, e ending) Result {
 	res := Result{
 		Outcome: e.outcome, Content: e.content, Rounds: r.prog.Rounds, ToolCalls: r.prog.ToolCalls,
 		Usage: r.usage, Cost: agentconfig.USD(r.prog.Cost), CostUnknown: r.prog.CostUnknown, Truncated: r.prog.Truncated,
-		Termination: e.term, Error: e.public, Pending: e.pending,
+		Termination: e.term, Error: e.public, Pending: e.pending, Beside: r.beside,
 	}
 	if !r.created {
 		return res
