@@ -12,7 +12,9 @@ const (
 	MaxChatMessageLen = 1 << 20
 	// MaxConversationTitleLen bounds a title, in bytes.
 	MaxConversationTitleLen = 255
-	// MaxConversationErrorLen bounds a conversation's error message.
+	// MaxConversationErrorLen bounds a conversation's error message, in
+	// characters (runes). Cutting a longer one is the caller's job: the
+	// store refuses it.
 	MaxConversationErrorLen = 500
 	// MaxChatMessagesPerChange bounds the messages one change appends.
 	MaxChatMessagesPerChange = 256
@@ -67,6 +69,11 @@ const (
 	DecisionInput   Decision = "input"
 )
 
+// Valid reports whether d is one of the decisions (DecisionNone included).
+func (d Decision) Valid() bool {
+	return d == DecisionNone || d == DecisionApprove || d == DecisionDeny || d == DecisionInput
+}
+
 // ChatRole is the author of a stored chat message.
 type ChatRole string
 
@@ -74,6 +81,9 @@ const (
 	ChatRoleUser      ChatRole = "user"
 	ChatRoleAssistant ChatRole = "assistant"
 )
+
+// Valid reports whether r is one of the roles.
+func (r ChatRole) Valid() bool { return r == ChatRoleUser || r == ChatRoleAssistant }
 
 // Conversation is one chat conversation as stored, without its messages.
 type Conversation struct {
@@ -178,6 +188,8 @@ type ChangeConversationParams struct {
 	State ConversationState
 	// KeepMessages, when ≥ 0, deletes the messages with Seq greater than
 	// it before appending (an edit replaces the tail); -1 keeps all.
+	// Mind the zero value: 0 deletes every message. Values below -1 are
+	// refused.
 	KeepMessages int
 	// Append are stored after the existing messages, in order, in the
 	// same transaction as the row change.
@@ -233,16 +245,20 @@ type Conversations interface {
 	// archived, and how many of them are busy (processing or locked).
 	CountConversations(ctx context.Context, ownerUID int64) (total, busy int, err error)
 	// ChangeConversation applies one compare-and-set change with its
-	// messages in one transaction and returns the row as stored;
-	// ErrConflict when the row is not in params.From (or not claimed by
-	// params.ClaimID), ErrNotFound for an unknown id.
+	// messages in one transaction and returns the row as stored, with
+	// MessageCount exact and UpdatedAt refreshed; ErrConflict when the
+	// row is not in params.From (or not claimed by params.ClaimID),
+	// ErrNotFound for an unknown id. A refused change writes nothing.
 	ChangeConversation(ctx context.Context, params ChangeConversationParams) (Conversation, error)
-	// SetConversationFlags renames, pins or archives.
+	// SetConversationFlags renames, pins or archives, refreshing
+	// UpdatedAt (an archived conversation ages from its archiving); with
+	// every field nil it returns the row unchanged. ErrNotFound.
 	SetConversationFlags(ctx context.Context, params SetConversationFlagsParams) (Conversation, error)
 	// ClaimNextConversation moves one processing conversation (the one
 	// named, or the least recently updated) to locked under
-	// params.ClaimID. Concurrent claims never get the same row;
-	// ErrNotFound when none is claimable.
+	// params.ClaimID, keeping its state (a recorded decision travels with
+	// it). Concurrent claims never get the same row; ErrNotFound when none
+	// is claimable, also when the one named is unknown or not processing.
 	ClaimNextConversation(ctx context.Context, params ClaimConversationParams) (Conversation, error)
 	// ChatMessages lists a conversation's messages in Seq order; never nil.
 	ChatMessages(ctx context.Context, params ListChatMessagesParams) ([]ChatMessage, error)
@@ -255,7 +271,7 @@ type Conversations interface {
 	// run and decision fields; it returns how many.
 	FailStaleConversations(ctx context.Context, params FailStaleConversationsParams) (int, error)
 	// ArchiveIdleConversations archives idle, unpinned conversations not
-	// updated since before; it returns how many.
+	// updated since before, refreshing their UpdatedAt; it returns how many.
 	ArchiveIdleConversations(ctx context.Context, before time.Time) (int, error)
 	// DeleteArchivedConversations deletes archived conversations (with
 	// their messages) not updated since before; it returns how many.
@@ -272,6 +288,16 @@ const (
 	ScopeAgentCancel  Scope = "agent:cancel"  // cancel any run
 	ScopeAdmin        Scope = "admin"         // everything an admin may do
 )
+
+// Valid reports whether s is one of Scopes.
+func (s Scope) Valid() bool {
+	for _, v := range Scopes() {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
 
 // Scopes lists every scope.
 func Scopes() []Scope {
@@ -296,27 +322,28 @@ type ServiceToken struct {
 
 // CreateServiceTokenParams are the parameters of CreateServiceToken.
 type CreateServiceTokenParams struct {
-	Name       string // required, unique
-	Username   string // required
-	Scopes     []Scope
-	SecretHash string // required
-	CreatedBy  string // required
+	Name       string  // required, unique
+	Username   string  // required
+	Scopes     []Scope // at least one, each once
+	SecretHash string  // required: 64 lowercase hex digits
+	CreatedBy  string  // required
 	ExpiresAt  time.Time
 }
 
 // WebSession is a browser login as stored: only the SHA-256 of the
 // cookie's secret is kept.
 type WebSession struct {
-	IDHash    string // hex SHA-256 of the cookie value
+	IDHash    string // hex SHA-256 of the cookie value (64 lowercase hex digits)
 	Username  string
 	CSRFToken string
-	CreatedAt time.Time
-	ExpiresAt time.Time
+	CreatedAt time.Time // zero on create: the store's clock
+	ExpiresAt time.Time // required, after CreatedAt
 }
 
 // Credentials persists service tokens and browser sessions.
 type Credentials interface {
-	// CreateServiceToken stores a token; a taken name is ErrConflict.
+	// CreateServiceToken stores a token; a taken name is ErrConflict
+	// (matching ErrExists too).
 	CreateServiceToken(ctx context.Context, params CreateServiceTokenParams) (ServiceToken, error)
 	// ServiceTokenByHash returns the token with that secret hash, revoked
 	// or not; ErrNotFound.
@@ -325,12 +352,13 @@ type Credentials interface {
 	ServiceTokens(ctx context.Context) ([]ServiceToken, error)
 	// RevokeServiceToken revokes the named token; ErrNotFound.
 	RevokeServiceToken(ctx context.Context, name string) error
-	// TouchServiceToken records a use.
+	// TouchServiceToken records a use at at (zero: the store's clock);
+	// an earlier use never overwrites a later one. ErrNotFound.
 	TouchServiceToken(ctx context.Context, id int64, at time.Time) error
-	// CreateWebSession stores a session.
+	// CreateWebSession stores a session; a taken IDHash is ErrConflict.
 	CreateWebSession(ctx context.Context, s WebSession) error
 	// WebSession returns the session with that hash if it has not
-	// expired; ErrNotFound otherwise.
+	// expired (ExpiresAt after the store's clock); ErrNotFound otherwise.
 	WebSession(ctx context.Context, idHash string) (WebSession, error)
 	// DeleteWebSession removes a session (logout); no error when absent.
 	DeleteWebSession(ctx context.Context, idHash string) error

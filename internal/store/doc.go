@@ -1,7 +1,9 @@
 // Package store keeps t3agent's own state: tool and tool-group availability
-// overrides, settings, the tool gate's governance events and the MCP
-// servers with their tool catalogue now; runs, events and conversations as
-// they arrive. It never touches the TYPO3 site's database.
+// overrides, settings, the tool gate's governance events, the MCP servers
+// with their tool catalogue, agent configurations and telemetry, runs with
+// their events, chat conversations with their messages, and the API's
+// credentials (service tokens, browser sessions). It never touches the
+// TYPO3 site's database.
 //
 // # Opening
 //
@@ -19,7 +21,7 @@
 //
 // Store is the whole interface, composed of one small interface per kind
 // of record (ToolOverrides, ToolGroupOverrides, Settings, GovernanceEvents,
-// MCPCatalogue),
+// MCPCatalogue, Runs, AgentConfigs, Telemetry, Conversations, Credentials),
 // so a consumer states what it needs and a test hands it a real store.
 // Methods take ctx first and, where they take more than a key, one
 // XxxParams struct, so a field can be added without touching every
@@ -51,9 +53,12 @@
 // read, from any Store on the same database, once it returns. On SQLite, writers in one
 // process queue for the single writer connection and writers in other
 // processes wait up to sqlitestore.BusyTimeout, so "database is locked" is
-// not an error callers need to handle. Work that must claim rows
-// (workers, leases) will use transactions inside the store: BEGIN
-// IMMEDIATE on SQLite, FOR UPDATE SKIP LOCKED on PostgreSQL.
+// not an error callers need to handle. Work that must claim rows (queued
+// runs, conversations waiting for a chat worker) uses guarded updates
+// inside the store: BEGIN IMMEDIATE on SQLite, FOR UPDATE SKIP LOCKED on
+// PostgreSQL. Conversation changes are compare-and-sets on the status:
+// of two racing changes one wins, the other gets ErrConflict and writes
+// nothing, its messages included.
 //
 // # Values
 //

@@ -26,6 +26,8 @@ type Store interface {
 	Runs
 	AgentConfigs
 	Telemetry
+	Conversations
+	Credentials
 
 	// Ping reports whether the database answers; use it for readiness.
 	Ping(ctx context.Context) error

@@ -88,6 +88,9 @@ func Open(ctx context.Context, path string) (*Driver, error) {
 	d.r, err = sql.Open("sqlite", fileURI(abs,
 		"_pragma=busy_timeout("+bt+")",
 		"_pragma=query_only(1)",
+		// The writer's time format, so that a time bound into a read
+		// compares with the stored text as the same instant.
+		"_time_format=sqlite",
 	))
 	if err != nil {
 		_ = w.Close()

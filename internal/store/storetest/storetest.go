@@ -55,6 +55,8 @@ func Run(t *testing.T, newDSN NewDSN) {
 		{"GovernanceEvents/Invalid", testEventsInvalid},
 		{"GovernanceEvents/Concurrent", testEventsConcurrent},
 		{"Runs", testRuns},
+		{"Chat", testChat},
+		{"Credentials", testCredentials},
 		{"AgentConfig/Empty", testAgentConfigEmpty},
 		{"AgentConfig/RoundTrip", testAgentConfigRoundTrip},
 		{"AgentConfig/Update", testAgentConfigUpdate},
