@@ -69,9 +69,9 @@ func BenchmarkLoop(b *testing.B) {
 //	go test ./internal/agent -run '^$' -bench BenchmarkQueue -benchtime 2000x
 //
 // "offer" runs offer the editor every enabled tool, as a plain Run does:
-// the gate records a governance event for each tool it denies the editor,
-// a durable write per run. "notools" asks for no tools, to show the queue
-// and the loop alone.
+// the gate reads the overrides (one query) and records a governance event
+// for each tool it denies the editor (one multi-row insert). "notools"
+// asks for no tools, to show the queue and the loop alone.
 func BenchmarkQueue(b *testing.B) {
 	for _, tools := range []string{"offer", "notools"} {
 		for _, slots := range []int{1, 2, 4} {

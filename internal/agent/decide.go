@@ -45,7 +45,13 @@ const (
 type RefusedError struct {
 	Code   RefusalCode
 	Detail string
+	// Missing is set when there is no such run at all; the error then
+	// also matches store.ErrNotFound.
+	Missing bool
 }
+
+// Is lets a refusal of an unknown run match store.ErrNotFound.
+func (e *RefusedError) Is(target error) bool { return e.Missing && target == store.ErrNotFound }
 
 func (e *RefusedError) Error() string {
 	return fmt.Sprintf("agent: decision refused (%s): %s", e.Code, e.Detail)
@@ -71,7 +77,9 @@ const (
 type DecisionPayload struct {
 	Approved  bool   `json:"approved"`
 	DecidedBy string `json:"decidedBy"`
-	Reason    string `json:"reason,omitempty"`
+	// Token names the service token that decided, if one did.
+	Token  string `json:"token,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // InputSubmittedPayload names who answered which tool.
@@ -89,8 +97,11 @@ type RefusedPayload struct {
 // ApproveParams are the parameters of Approve.
 type ApproveParams struct {
 	RunID string
-	// Approver decides; nil is refused.
+	// Approver decides; nil is refused. For a service token it is the
+	// token's backend user.
 	Approver *typo3.BackendUser
+	// Access is the service token acting, if any (see Access).
+	Access Access
 	// Approved false denies the turn: every pending call is answered
 	// "denied by the operator" and the loop goes on.
 	Approved bool
@@ -105,19 +116,13 @@ type ApproveParams struct {
 type SubmitInputParams struct {
 	RunID     string
 	Submitter *typo3.BackendUser
+	// Access is the service token acting, if any; a service token never
+	// answers input.
+	Access Access
 	// Data is the answer, a JSON object valid against the input schema.
 	Data    json.RawMessage
 	Digest  string
 	OnEvent func(Event)
-}
-
-// mayAct is the right to act on a run: an admin, or its owner. Grants
-// (agent:approve) and service accounts come later.
-func mayAct(actor *typo3.BackendUser, row store.Run) bool {
-	if actor == nil {
-		return false
-	}
-	return actor.Admin || (actor.Username == row.OwnerUsername && actor.UID == row.OwnerUID)
 }
 
 // parked is a waiting run read before its claim.
@@ -130,22 +135,24 @@ type parked struct {
 
 // Approve decides on a run waiting for approval. The checks run in this
 // order, each refusing with a RefusedError: the run waits for approval;
-// the approver may act on it; its configuration still exists; four-eyes
-// (with require_second_approver the initiator may deny, never approve);
-// the sealed state opens; the atomic claim; the turn digest
-// (constant-time, a missing one is stale); for an approval, the
-// approver's own gate for every write call; and the decision event
-// stored before anything runs. A refusal after the claim releases the run
-// back to waiting with a refused event. The turn then runs as the run's
+// the approver may act on it (an admin or the owner; a service token
+// with agent:approve); its configuration still exists; four-eyes (with
+// require_second_approver the initiator may deny, never approve; a
+// service token is never the initiator); the sealed state opens; the
+// atomic claim; the turn digest (constant-time, a missing one is stale);
+// for an approval, the approver's own gate for every approval-bound call,
+// and no service token releasing a write; and the decision event stored
+// before anything runs. A refusal after the claim releases the run back
+// to waiting with a refused event. The turn then runs as the run's
 // owner, re-gated on the live configuration.
 func (rt *Runtime) Approve(ctx context.Context, p ApproveParams) (res Result, err error) {
 	// res is named so that a panic recovered by guard still reports the
 	// failed run.
-	pk, err := rt.precheck(ctx, p.RunID, store.RunWaitingForApproval, p.Approver)
+	pk, err := rt.precheck(ctx, p.RunID, store.RunWaitingForApproval, p.Approver, p.Access)
 	if err != nil {
 		return Result{}, err
 	}
-	if p.Approved && pk.cfg.Configuration.RequireSecondApprover && p.Approver.Username == pk.row.OwnerUsername {
+	if p.Approved && pk.cfg.Configuration.RequireSecondApprover && !p.Access.Service() && p.Approver.Username == pk.row.OwnerUsername {
 		return Result{}, refuse(RefusedSelfApproval, "configuration %s requires a second person to approve", pk.cfg.Configuration.Identifier)
 	}
 	if pk.state, err = rt.openState(ctx, p.RunID, "", false); err != nil {
@@ -159,19 +166,22 @@ func (rt *Runtime) Approve(ctx context.Context, p ApproveParams) (res Result, er
 	if err := r.checkDigest(p.Digest); err != nil {
 		return Result{}, r.release(ctx, err, p.Approver.Username)
 	}
-	writes := r.writeCalls(ctx)
-	if p.Approved && len(writes) > 0 {
+	bound, writes := r.boundCalls(ctx)
+	if p.Approved && writes && p.Access.Service() {
+		return Result{}, r.release(ctx, refuse(RefusedApproverNotPermitted, "service token %s may not release a write", p.Access.Token), p.Approver.Username)
+	}
+	if p.Approved && len(bound) > 0 {
 		enf, _ := gate.LoadEnforcement(ctx, rt.st)
-		for _, name := range writes {
+		for _, name := range bound {
 			d, err := rt.gate.Decide(ctx, gate.DecideParams{Tool: name, Actor: p.Approver, Config: r.cfg, Enforcement: enf, RunID: r.id})
 			if err != nil || !d.Allowed {
 				return Result{}, r.release(ctx, refuse(RefusedApproverNotPermitted, "%s may not use %s", p.Approver.Username, name), p.Approver.Username)
 			}
 		}
 	}
-	r.rec.emit(EventDecision, r.base, 0, DecisionPayload{Approved: p.Approved, DecidedBy: clip(p.Approver.Username), Reason: cutUTF8(p.Reason, 500)})
+	r.rec.emit(EventDecision, r.base, 0, DecisionPayload{Approved: p.Approved, DecidedBy: clip(p.Approver.Username), Token: clip(p.Access.Token), Reason: cutUTF8(p.Reason, 500)})
 	if err := r.record(ctx); err != nil {
-		if p.Approved && len(writes) > 0 {
+		if p.Approved && len(bound) > 0 {
 			r.rec.take()
 			return Result{}, r.release(ctx, refuse(RefusedNotAuditable, "the approval could not be recorded: %v", err), p.Approver.Username)
 		}
@@ -185,16 +195,25 @@ func (rt *Runtime) Approve(ctx context.Context, p ApproveParams) (res Result, er
 	return res, nil
 }
 
-// SubmitInput answers a run waiting for input. The answer is validated
-// against the input schema before the claim, so an invalid one changes
-// nothing and can be resubmitted; then the claim, the digest, the
-// submitter's gate for every pending call, the input event (without the
-// values), and the turn runs as the run's owner with only the keys the
-// schema declares overlaid on the input call's arguments.
+// SubmitInput answers a run waiting for input. It checks the waiting
+// state, the submitter's right (an admin or the owner; a service token
+// with agent:approve), the configuration; a service token is then
+// refused approver_not_permitted, before anything is opened or claimed
+// (SPEC §5 refuses it at the submitter's gate, after the claim; refusing
+// earlier changes nothing but the refused event a release would write).
+// The answer is validated against the input schema before the claim, so
+// an invalid one changes nothing and can be resubmitted; then the claim,
+// the digest, the submitter's gate for every pending call, the input
+// event (without the values), and the turn runs as the run's owner with
+// only the keys the schema declares overlaid on the input call's
+// arguments.
 func (rt *Runtime) SubmitInput(ctx context.Context, p SubmitInputParams) (res Result, err error) {
-	pk, err := rt.precheck(ctx, p.RunID, store.RunWaitingForInput, p.Submitter)
+	pk, err := rt.precheck(ctx, p.RunID, store.RunWaitingForInput, p.Submitter, p.Access)
 	if err != nil {
 		return Result{}, err
+	}
+	if p.Access.Service() {
+		return Result{}, refuse(RefusedApproverNotPermitted, "service token %s may not answer input; a person must", p.Access.Token)
 	}
 	if pk.state, err = rt.openState(ctx, p.RunID, "", true); err != nil {
 		return Result{}, err
@@ -227,14 +246,19 @@ func (rt *Runtime) SubmitInput(ctx context.Context, p SubmitInputParams) (res Re
 }
 
 // precheck runs the checks before the state is opened: the waiting
-// status, the actor's right, the configuration and the owner.
-func (rt *Runtime) precheck(ctx context.Context, id string, want store.RunStatus, actor *typo3.BackendUser) (parked, error) {
+// status, the actor's right (agent:approve for a service token), the
+// configuration and the owner.
+func (rt *Runtime) precheck(ctx context.Context, id string, want store.RunStatus, actor *typo3.BackendUser, access Access) (parked, error) {
 	if rt.configs == nil || rt.users == nil || rt.keyring == nil {
 		return parked{}, refuse(RefusedStateUnavailable, "this runtime cannot resume runs (no configurations, users or master key)")
 	}
+	if actor == nil {
+		// Decisions are attributed to a backend user, a token's too.
+		return parked{}, refuse(RefusedAccessDenied, "a decision needs the backend user who makes it")
+	}
 	row, err := rt.st.Run(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return parked{}, refuse(RefusedNotWaiting, "there is no run %s", id)
+		return parked{}, &RefusedError{Code: RefusedNotWaiting, Detail: fmt.Sprintf("there is no run %s", id), Missing: true}
 	}
 	if err != nil {
 		return parked{}, err
@@ -242,8 +266,8 @@ func (rt *Runtime) precheck(ctx context.Context, id string, want store.RunStatus
 	if row.Status != want || !row.HasSuspendedState {
 		return parked{}, refuse(RefusedNotWaiting, "run %s is %s, not %s", id, row.Status, want)
 	}
-	if !mayAct(actor, row) {
-		return parked{}, refuse(RefusedAccessDenied, "only an admin or the run's owner may decide on run %s", id)
+	if !mayActOnRun(actor, access, row, store.ScopeAgentApprove) {
+		return parked{}, refuse(RefusedAccessDenied, "only an admin, the run's owner or a service token with agent:approve may decide on run %s", id)
 	}
 	cfg, err := rt.configs.Resolve(ctx, row.Configuration)
 	if err != nil {
@@ -382,17 +406,18 @@ func (r *run) checkDigest(digest string) error {
 	return nil
 }
 
-// writeCalls names the pending calls that write or need approval; an
-// unknown tool counts as a non-idempotent write.
-func (r *run) writeCalls(ctx context.Context) []string {
-	var out []string
+// boundCalls names the pending calls that need approval, and reports
+// whether any of them declares a write; an unknown tool counts as a
+// non-idempotent write.
+func (r *run) boundCalls(ctx context.Context) (bound []string, writes bool) {
 	for _, c := range r.state.Pending {
 		e, ok := r.rt.gate.Registry().Get(ctx, c.Name)
 		if !ok || e.Spec.ApprovalBound() {
-			out = append(out, c.Name)
+			bound = append(bound, c.Name)
 		}
+		writes = writes || !ok || e.Spec.Effect.IsWrite()
 	}
-	return out
+	return bound, writes
 }
 
 // record stores the queued events under the lease, before anything runs.
@@ -481,7 +506,13 @@ func (r *run) resume(ctx context.Context, mode answerMode, input map[string]any)
 		case spec.InputRequest != nil:
 			refusal = fmt.Sprintf("Error: tool %q requires user input that was not provided.", displayName(c.Name))
 		case mode == answerInput && spec.ApprovalBound():
+			// The turn was scanned for approval before it waited for
+			// input, so the tool became approval-bound meanwhile; input
+			// is not an approval.
 			refusal = fmt.Sprintf("Error: tool %q needs an approval this turn did not get.", displayName(c.Name))
+			if err := r.rt.gate.RecordUnapproved(ctx, gate.UnapprovedParams{Tool: c.Name, Actor: r.req.Actor, Config: r.cfg, RunID: r.id}); err != nil {
+				r.rt.log.WarnContext(ctx, "cannot record write_unapproved", "run_id", r.id, "error", err.Error())
+			}
 		}
 		if refusal != "" {
 			r.rec.emit(EventTool, r.base, 0, ToolPayload{Tool: bounded(c.Name), CallID: bounded(c.ID), IsError: true, Bytes: len(refusal)})

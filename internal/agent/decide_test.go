@@ -433,33 +433,33 @@ func TestCancelEventsStatusInbox(t *testing.T) {
 	ctx := context.Background()
 	editor, admin, intern := c.f.user("editor"), c.f.user("admin"), c.f.user("intern")
 	for _, who := range []string{"editor", "admin"} {
-		items, err := c.f.rt.Inbox(ctx, c.f.user(who))
+		items, err := c.f.rt.Inbox(ctx, c.f.user(who), agent.Access{})
 		if err != nil || len(items) != 1 || items[0].Digest != c.res.Pending.Digest || len(items[0].Calls) != 2 || items[0].Calls[1].Name != "update_page_title" {
 			t.Errorf("inbox of %s = %+v, %v", who, items, err)
 		}
 	}
-	if items, err := c.f.rt.Inbox(ctx, intern); err != nil || len(items) != 0 {
+	if items, err := c.f.rt.Inbox(ctx, intern, agent.Access{}); err != nil || len(items) != 0 {
 		t.Errorf("inbox of another editor = %+v, %v", items, err)
 	}
-	evs, err := c.f.rt.Events(ctx, editor, c.res.RunID, 1)
+	evs, err := c.f.rt.Events(ctx, editor, agent.Access{}, c.res.RunID, 1)
 	if err != nil || len(evs) != 2 || evs[0].Seq != 2 || evs[1].Seq != 3 {
 		t.Errorf("Events(after 1) = %v, %v", seqs(evs), err)
 	}
-	if _, err := c.f.rt.Events(ctx, intern, c.res.RunID, -1); !errors.Is(err, agent.ErrAccessDenied) {
+	if _, err := c.f.rt.Events(ctx, intern, agent.Access{}, c.res.RunID, -1); !errors.Is(err, agent.ErrAccessDenied) {
 		t.Errorf("Events for another editor: %v", err)
 	}
-	st, err := c.f.rt.Status(ctx, admin, c.res.RunID)
+	st, err := c.f.rt.Status(ctx, admin, agent.Access{}, c.res.RunID)
 	if err != nil || st.Status != store.RunWaitingForApproval || !st.HasSuspendedState {
 		t.Errorf("Status = %+v, %v", st, err)
 	}
-	if _, err := c.f.rt.Cancel(ctx, intern, c.res.RunID); !errors.Is(err, agent.ErrAccessDenied) {
+	if _, err := c.f.rt.Cancel(ctx, intern, agent.Access{}, c.res.RunID); !errors.Is(err, agent.ErrAccessDenied) {
 		t.Errorf("Cancel by another editor: %v", err)
 	}
 	var wins atomic.Int64
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			won, err := c.f.rt.Cancel(ctx, editor, c.res.RunID)
+			won, err := c.f.rt.Cancel(ctx, editor, agent.Access{}, c.res.RunID)
 			if err != nil {
 				t.Error(err)
 			}
@@ -556,7 +556,7 @@ func TestPreviews(t *testing.T) {
 	if good.calls.Load()+bad.calls.Load() != 0 {
 		t.Error("a preview ran the tool")
 	}
-	items, err := f.rt.Inbox(context.Background(), f.user("admin"))
+	items, err := f.rt.Inbox(context.Background(), f.user("admin"), agent.Access{})
 	if err != nil || len(items) != 1 || len(items[0].Previews) != 2 || items[0].Previews[0].Lines[0] != pv[0].Lines[0] {
 		t.Errorf("inbox = %+v, %v", items, err)
 	}
@@ -579,4 +579,79 @@ func TestApproveRegatesOnResume(t *testing.T) {
 	if first["tool_call_id"] != "call_1" || !strings.Contains(first["content"].(string), "no longer permitted") {
 		t.Errorf("answer to the disabled read = %v", first)
 	}
+}
+
+// switchProvider is a registry provider whose tools a test swaps, as an
+// MCP server's catalogue or approval flag changes while a run waits.
+type switchProvider struct {
+	mu    sync.Mutex
+	tools []tool.Tool
+}
+
+func (p *switchProvider) Tools(context.Context) ([]tool.Tool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]tool.Tool(nil), p.tools...), nil
+}
+
+func (p *switchProvider) set(ts ...tool.Tool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tools = ts
+}
+
+// TestInputWriteUnapproved: a call beside the input call that became
+// approval-bound while the run waited for input is refused unrun when the
+// input arrives (input is no approval), the model reads why, and the gate
+// records write_unapproved.
+func TestInputWriteUnapproved(t *testing.T) {
+	forStores(t, func(t *testing.T, dsn func(testing.TB) string) {
+		ctx := context.Background()
+		ask := newTestTool("ask_editor", tool.GroupContent, tool.EditorContent, func(s *tool.Spec) {
+			s.InputRequest = json.RawMessage(`{"type":"object","properties":{"choice":{"type":"string"}},"required":["choice"]}`)
+		})
+		notify := newTestTool("notify_team", tool.GroupContent, tool.EditorContent)
+		prov := &switchProvider{tools: []tool.Tool{notify}}
+		f := newFixture(t, fixtureParams{extra: []tool.Tool{ask}, providers: []tool.Provider{prov}, storeDSN: dsn(t)})
+		srv := llmtest.NewOpenAI(t,
+			llmtest.Calls(llmtest.Call("c1", "ask_editor", `{}`), llmtest.Call("c2", "notify_team", `{}`)),
+			llmtest.Text("Asked and noted."))
+		f.apply(providerDoc("asking", "openai", "externalGlobal", srv, 0, ""))
+		res := f.rt.Run(ctx, f.request("asking", "editor", "Ask, then tell the team."))
+		if res.Outcome != agent.OutcomeAwaitingInput {
+			t.Fatalf("setup: %+v", res)
+		}
+		// The operator switches approval on for the tool (an MCP server's
+		// requires_approval, say) while the run waits.
+		bound := newTestTool("notify_team", tool.GroupContent, tool.EditorContent, func(s *tool.Spec) { s.RequiresApproval = true })
+		prov.set(bound)
+		if err := f.reg.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		out, err := f.rt.SubmitInput(ctx, agent.SubmitInputParams{
+			RunID: res.RunID, Submitter: f.user("editor"), Data: json.RawMessage(`{"choice":"a"}`), Digest: res.Pending.Digest,
+		})
+		if err != nil || out.Outcome != agent.OutcomeCompleted {
+			t.Fatalf("input: %+v, %v", out, err)
+		}
+		if ask.calls.Load() != 1 || notify.calls.Load()+bound.calls.Load() != 0 {
+			t.Errorf("calls: ask %d, notify %d; the unapproved call must not run", ask.calls.Load(), notify.calls.Load()+bound.calls.Load())
+		}
+		msgs := messages(t, srv.Requests()[1])
+		if last := msgs[len(msgs)-1]; last["tool_call_id"] != "c2" || !strings.Contains(last["content"].(string), "needs an approval") {
+			t.Errorf("answer to the unapproved call = %v", last)
+		}
+		tools := payloads[agent.ToolPayload](t, f.events(res.RunID), agent.EventTool)
+		if len(tools) != 2 || tools[0].IsError || tools[1].Tool != "notify_team" || !tools[1].IsError {
+			t.Errorf("tool events = %+v", tools)
+		}
+		evs, err := f.st.GovernanceEvents(ctx, store.ListGovernanceEventsParams{RunID: res.RunID, Kind: gate.EventWriteUnapproved})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != 1 || evs[0].Kind != gate.EventWriteUnapproved || evs[0].Reason != string(gate.ReasonWriteUnapproved) ||
+			evs[0].Tool != "notify_team" || evs[0].ActorUsername != "editor" || evs[0].Configuration != "asking" {
+			t.Errorf("governance events = %+v", evs)
+		}
+	})
 }

@@ -61,6 +61,8 @@ type fixture struct {
 type fixtureParams struct {
 	// extra tools are registered beside the builtins.
 	extra []tool.Tool
+	// providers add tools the registry loads (and reloads on Refresh).
+	providers []tool.Provider
 	// storeDSN overrides the SQLite store file (the benchmark on PostgreSQL).
 	storeDSN string
 	// noKeyring leaves the runtime without a master key.
@@ -92,7 +94,7 @@ func newFixture(t testing.TB, p fixtureParams) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.st.Close() })
-	f.reg, err = tool.NewRegistry(append(builtin.Tools(f.tsite, readpolicy.New(tc)), p.extra...))
+	f.reg, err = tool.NewRegistry(append(builtin.Tools(f.tsite, readpolicy.New(tc)), p.extra...), p.providers...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -290,7 +290,7 @@ func TestCancelStopsRunningLoop(t *testing.T) {
 	var f *fixture
 	canceller := newTestTool("cancel_me", tool.GroupContent, tool.EditorContent)
 	canceller.run = func(ctx context.Context, call tool.Call, _ map[string]any) (tool.Result, error) {
-		won, err := f.rt.Cancel(ctx, f.user("editor"), call.RunID)
+		won, err := f.rt.Cancel(ctx, f.user("editor"), agent.Access{}, call.RunID)
 		if !won || err != nil {
 			t.Errorf("Cancel = %v, %v", won, err)
 		}
@@ -309,7 +309,7 @@ func TestCancelStopsRunningLoop(t *testing.T) {
 	if r := f.run(res.RunID); r.Status != store.RunCancelled || r.TerminationReason != "cancelled" {
 		t.Errorf("row = %+v", r)
 	}
-	if won, err := f.rt.Cancel(context.Background(), f.user("admin"), res.RunID); won || err != nil {
+	if won, err := f.rt.Cancel(context.Background(), f.user("admin"), agent.Access{}, res.RunID); won || err != nil {
 		t.Errorf("a second cancel = %v, %v; want false", won, err)
 	}
 }

@@ -10,27 +10,12 @@ import (
 	"github.com/t3agent/t3agent/internal/typo3"
 )
 
-// ErrAccessDenied is returned when the actor may not see or act on a run:
-// only an admin or the run's owner may.
-var ErrAccessDenied = errors.New("agent: only an admin or the run's owner may act on this run")
-
-// readable returns the run if actor may act on it.
-func (rt *Runtime) readable(ctx context.Context, actor *typo3.BackendUser, id string) (store.Run, error) {
-	row, err := rt.st.Run(ctx, id)
-	if err != nil {
-		return store.Run{}, err
-	}
-	if !mayAct(actor, row) {
-		return store.Run{}, ErrAccessDenied
-	}
-	return row, nil
-}
-
 // Cancel cancels a run that has not ended and reports whether this call
 // won: of concurrent cancels, and against a run that ends meanwhile, only
 // one transition happens. A running loop stops at its next step boundary.
-func (rt *Runtime) Cancel(ctx context.Context, actor *typo3.BackendUser, id string) (bool, error) {
-	if _, err := rt.readable(ctx, actor, id); err != nil {
+// A service token needs agent:cancel.
+func (rt *Runtime) Cancel(ctx context.Context, actor *typo3.BackendUser, access Access, id string) (bool, error) {
+	if _, err := rt.readable(ctx, actor, access, id, store.ScopeAgentCancel); err != nil {
 		return false, err
 	}
 	if _, err := rt.st.CancelRun(ctx, id); err != nil {
@@ -42,15 +27,17 @@ func (rt *Runtime) Cancel(ctx context.Context, actor *typo3.BackendUser, id stri
 	return true, nil
 }
 
-// Status is the run's row; the suspended state is never part of it.
-func (rt *Runtime) Status(ctx context.Context, actor *typo3.BackendUser, id string) (store.Run, error) {
-	return rt.readable(ctx, actor, id)
+// Status is the run's row; the suspended state is never part of it. A
+// service token needs agent:read.
+func (rt *Runtime) Status(ctx context.Context, actor *typo3.BackendUser, access Access, id string) (store.Run, error) {
+	return rt.readable(ctx, actor, access, id, store.ScopeAgentRead)
 }
 
 // Events lists the run's events with seq > after, in seq order; after -1
 // lists from the start. One page of at most store.DefaultRunEventLimit.
-func (rt *Runtime) Events(ctx context.Context, actor *typo3.BackendUser, id string, after int64) ([]store.RunEvent, error) {
-	if _, err := rt.readable(ctx, actor, id); err != nil {
+// A service token needs agent:read.
+func (rt *Runtime) Events(ctx context.Context, actor *typo3.BackendUser, access Access, id string, after int64) ([]store.RunEvent, error) {
+	if _, err := rt.readable(ctx, actor, access, id, store.ScopeAgentRead); err != nil {
 		return nil, err
 	}
 	return rt.st.RunEvents(ctx, store.ListRunEventsParams{RunID: id, FromSeq: max(after+1, 0)})
@@ -63,23 +50,32 @@ type InboxItem struct {
 	Digest string          `json:"digest"`
 	Input  string          `json:"inputTool,omitempty"`
 	Schema json.RawMessage `json:"inputSchema,omitempty"`
-	// Previews are the tools\' previews of the calls, taken at suspend.
+	// Previews are the tools' previews of the calls, taken at suspend.
 	Previews []CallPreview `json:"previews,omitempty"`
 	// Unreadable is set when the sealed state does not open; such a run
 	// can only be cancelled.
 	Unreadable bool `json:"unreadable,omitempty"`
 }
 
-// Inbox lists the waiting runs actor may decide (all for an admin, their
-// own otherwise), newest first, each with its pending calls and digest.
-func (rt *Runtime) Inbox(ctx context.Context, actor *typo3.BackendUser) ([]InboxItem, error) {
-	if actor == nil {
+// pendingScopes are the scopes that let a service token read pending
+// turns: reading, or deciding, which needs to see what it decides.
+func pendingScopes() []store.Scope {
+	return []store.Scope{store.ScopeAgentRead, store.ScopeAgentApprove}
+}
+
+// Inbox lists the waiting runs the actor may decide, newest first, each
+// with its pending calls and digest: every waiting run for an admin or a
+// service token with agent:read or agent:approve, a person's own
+// otherwise.
+func (rt *Runtime) Inbox(ctx context.Context, actor *typo3.BackendUser, access Access) ([]InboxItem, error) {
+	if access.Service() && !seesEveryRun(actor, access, pendingScopes()...) || !access.Service() && actor == nil {
 		return nil, ErrAccessDenied
 	}
+	every := seesEveryRun(actor, access, pendingScopes()...)
 	out := []InboxItem{}
 	for _, status := range []store.RunStatus{store.RunWaitingForApproval, store.RunWaitingForInput} {
 		p := store.ListRunsParams{Status: status, Limit: store.MaxRunLimit}
-		if !actor.Admin {
+		if !every {
 			p.OwnerUsername = actor.Username
 		}
 		rows, err := rt.st.Runs(ctx, p)
@@ -87,20 +83,52 @@ func (rt *Runtime) Inbox(ctx context.Context, actor *typo3.BackendUser) ([]Inbox
 			return nil, err
 		}
 		for _, row := range rows {
-			if !mayAct(actor, row) {
+			if !mayActOnRun(actor, access, row, pendingScopes()...) {
 				continue
 			}
-			it := InboxItem{Run: row, Digest: row.TurnDigest}
-			if rt.keyring == nil {
-				it.Unreadable = true
-			} else if st, err := rt.openState(ctx, row.ID, "", status == store.RunWaitingForInput); err != nil {
-				it.Unreadable = true
-			} else {
-				it.Calls, it.Input, it.Schema, it.Previews = st.Pending, st.InputTool, st.InputSchema, st.Previews
-				it.Digest = digestOf(st.Pending, st.InputTool, st.InputSchema)
-			}
-			out = append(out, it)
+			out = append(out, rt.pendingItem(ctx, row))
 		}
 	}
 	return out, nil
+}
+
+// Pending is the pending turn of one run, as an inbox item: the calls,
+// digest, input tool and schema, previews, or Unreadable when the sealed
+// state does not open. A run that is not waiting (or has no state any
+// more) returns the item with only Run set. It is read under the rule of
+// the inbox: an admin or the owner, or a service token with agent:read or
+// agent:approve.
+func (rt *Runtime) Pending(ctx context.Context, actor *typo3.BackendUser, access Access, id string) (InboxItem, error) {
+	row, err := rt.readable(ctx, actor, access, id, pendingScopes()...)
+	if err != nil {
+		return InboxItem{}, err
+	}
+	return rt.pendingItem(ctx, row), nil
+}
+
+// pendingItem opens the pending turn of a waiting run.
+func (rt *Runtime) pendingItem(ctx context.Context, row store.Run) InboxItem {
+	it := InboxItem{Run: row}
+	waiting := row.Status == store.RunWaitingForApproval || row.Status == store.RunWaitingForInput
+	if !waiting || !row.HasSuspendedState {
+		return it
+	}
+	it.Digest = row.TurnDigest
+	if rt.keyring == nil {
+		it.Unreadable = true
+		return it
+	}
+	st, err := rt.openState(ctx, row.ID, "", row.Status == store.RunWaitingForInput)
+	var re *RefusedError
+	switch {
+	case errors.As(err, &re) && re.Code == RefusedNotWaiting:
+		// Decided meanwhile: the state is gone, so is the turn.
+		it.Digest = ""
+	case err != nil:
+		it.Unreadable = true
+	default:
+		it.Calls, it.Input, it.Schema, it.Previews = st.Pending, st.InputTool, st.InputSchema, st.Previews
+		it.Digest = digestOf(st.Pending, st.InputTool, st.InputSchema)
+	}
+	return it
 }

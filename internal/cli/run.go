@@ -375,7 +375,7 @@ func (a *app) runsInboxCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			return a.withAgent(ctx, "inbox", func(rt *agent.Runtime, actor *typo3.BackendUser) error {
-				items, err := rt.Inbox(ctx, actor)
+				items, err := rt.Inbox(ctx, actor, agent.Access{})
 				if err != nil {
 					return err
 				}
@@ -446,7 +446,7 @@ func (a *app) runsCancelCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			return a.withAgent(ctx, "cancel", func(rt *agent.Runtime, actor *typo3.BackendUser) error {
-				won, err := rt.Cancel(ctx, actor, args[0])
+				won, err := rt.Cancel(ctx, actor, agent.Access{}, args[0])
 				if err != nil {
 					return decisionError(args[0], err)
 				}

@@ -55,13 +55,11 @@ type Overrides struct {
 	groups map[string]bool
 }
 
-// Load reads both override sets, two queries, once per decision batch.
+// Load reads both override sets once per decision batch, in one query.
+// It is never cached, so an operator's toggle in any process counts from
+// the next batch on.
 func (a *Availability) Load(ctx context.Context) (Overrides, error) {
-	tools, err := a.st.ToolOverrides(ctx)
-	if err != nil {
-		return Overrides{}, err
-	}
-	groups, err := a.st.ToolGroupOverrides(ctx)
+	tools, groups, err := a.st.AllToolOverrides(ctx)
 	if err != nil {
 		return Overrides{}, err
 	}

@@ -163,4 +163,32 @@ func TestAvailabilityToggles(t *testing.T) {
 	if err := a.ClearTool(ctx, "mcp_old_tool"); err != nil {
 		t.Errorf("ClearTool of a vanished tool: %v", err)
 	}
+	// A tool override may share its name with a group; the one read of
+	// both sets keeps them apart.
+	if _, err := e.st.SetToolOverride(ctx, store.SetToolOverrideParams{Name: tool.GroupContent, Enabled: false, UpdatedBy: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := decide(); !d.Allowed {
+		t.Errorf("a tool override named like the group disabled the group: %+v", d)
+	}
+	// Another process's toggle counts from the next decision on: nothing
+	// is cached between batches.
+	other, err := store.Open(ctx, "sqlite:"+e.path, store.OpenParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.SetToolGroupOverride(ctx, store.SetToolGroupOverrideParams{Group: tool.GroupContent, Enabled: false, UpdatedBy: "carol"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := decide(); d.Reason != gate.ReasonToolDisabled {
+		t.Errorf("after another process disabled the group: %+v", d)
+	}
+	offered, err := e.gate.Offer(ctx, gate.OfferParams{Config: gate.Config{TrustZone: tool.ZoneLocal}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if offered.Has("get_page") {
+		t.Errorf("offer after another process disabled the group: %v", offered.Names())
+	}
 }

@@ -2,11 +2,14 @@ package gate
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/t3agent/t3agent/internal/store"
+	"github.com/t3agent/t3agent/internal/tool"
+	"github.com/t3agent/t3agent/internal/typo3"
 )
 
 // Governance event kinds.
@@ -16,7 +19,40 @@ const (
 	// EventToolObserved records a tool allowed only because enforcement
 	// is set to observe.
 	EventToolObserved = "tool_observed"
+	// EventWriteUnapproved records an approval-bound call that was refused
+	// without running because its turn was resumed with input, never
+	// approved (RecordUnapproved).
+	EventWriteUnapproved = "write_unapproved"
 )
+
+// UnapprovedParams are the parameters of RecordUnapproved.
+type UnapprovedParams struct {
+	Tool   string
+	Actor  *typo3.BackendUser // whom the run acts as
+	Config Configuration
+	RunID  string
+}
+
+// RecordUnapproved logs and stores a write_unapproved governance event:
+// a call that needs approval came due in a turn that was answered with
+// input and never approved, so the caller refused it unrun. (A turn is
+// scanned for approval before input; this happens when a tool became
+// approval-bound while the run waited.) A store error is returned for
+// the caller to log; the call stays refused either way.
+func (g *Gate) RecordUnapproved(ctx context.Context, p UnapprovedParams) error {
+	s := scope{actor: p.Actor, cfg: configOf(p.Config), runID: p.RunID}
+	d := Decision{Tool: p.Tool, Reason: ReasonWriteUnapproved, DataClass: tool.SecretAdjacent, Zone: s.cfg.TrustZone, Ceiling: s.cfg.TrustZone.Ceiling()}
+	if e, ok := g.reg.Get(ctx, p.Tool); ok {
+		d.DataClass = classOf(e.Spec)
+	}
+	ev := eventOf(EventWriteUnapproved, d, s)
+	g.log.WarnContext(ctx, "approval-bound call refused: its turn was never approved", "tool", ev.Tool, "reason", ev.Reason,
+		"actor", ev.ActorUsername, "actor_uid", ev.ActorUID, "configuration", ev.Configuration, "run_id", ev.RunID)
+	if _, err := g.st.RecordGovernanceEvent(ctx, ev); err != nil {
+		return fmt.Errorf("gate: cannot record write_unapproved for tool %q: %w", p.Tool, err)
+	}
+	return nil
+}
 
 // record logs and stores a governance event for every denied or
 // observed-only decision, in one transaction, and returns the decisions as

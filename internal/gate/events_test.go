@@ -209,3 +209,47 @@ func TestObserveNeedsItsRecord(t *testing.T) {
 		t.Errorf("the failure is not logged:\n%s", e.logs.String())
 	}
 }
+
+// TestRecordUnapproved: a write_unapproved event carries who, what and
+// why like the gate's own; a store that cannot keep it says so.
+func TestRecordUnapproved(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	e := newEnv(t, envParams{builtins: []tool.Tool{newTool("notify", func(s *tool.Spec) { s.RequiresApproval = true })}})
+	cfg := gate.Config{Name: "support-eu", TrustZone: tool.ZoneExternalEU}
+	for _, name := range []string{"notify", "vanished\x00tool"} {
+		if err := e.gate.RecordUnapproved(ctx, gate.UnapprovedParams{Tool: name, Actor: editor(), Config: cfg, RunID: "run-7"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs := e.events() // newest first
+	if len(evs) != 2 {
+		t.Fatalf("%d events, want 2", len(evs))
+	}
+	want := store.GovernanceEvent{
+		ID: evs[1].ID, Kind: gate.EventWriteUnapproved, Tool: "notify", Reason: string(gate.ReasonWriteUnapproved), Zone: "externalEu",
+		Ceiling: "internalConfiguration", DataClass: "editorContent", ActorUsername: "editor",
+		ActorUID: 7, Configuration: "support-eu", RunID: "run-7", CreatedAt: evs[1].CreatedAt,
+	}
+	if evs[1] != want {
+		t.Errorf("event = %+v, want %+v", evs[1], want)
+	}
+	// An unknown name is stored as the strictest class, made storable.
+	if evs[0].Tool != "vanished\uFFFDtool" || evs[0].DataClass != "secretAdjacent" {
+		t.Errorf("event of an unknown tool = %+v", evs[0])
+	}
+	if !strings.Contains(e.logs.String(), `level=WARN msg="approval-bound call refused: its turn was never approved" tool=notify reason=write_unapproved`) {
+		t.Errorf("log lacks the event:\n%s", e.logs.String())
+	}
+	raw, err := sql.Open("sqlite", "file:"+e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.ExecContext(ctx, `DROP TABLE governance_events`); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.gate.RecordUnapproved(ctx, gate.UnapprovedParams{Tool: "notify", Actor: editor(), Config: cfg, RunID: "run-7"}); err == nil {
+		t.Error("a lost write_unapproved event was not reported")
+	}
+}

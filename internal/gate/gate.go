@@ -28,6 +28,9 @@ const (
 	// ReasonNotOffered is Invoke's own: the tool was not in the set
 	// offered at the start of the turn.
 	ReasonNotOffered Reason = "not_offered"
+	// ReasonWriteUnapproved is the loop's: an approval-bound call in a turn
+	// that was answered with input, never approved (RecordUnapproved).
+	ReasonWriteUnapproved Reason = "write_unapproved"
 )
 
 // Enforcement switches the trust-zone check between denying and only
@@ -262,7 +265,7 @@ type DecideParams struct {
 
 // Decide decides for one tool and records a governance event when it
 // denies the tool or allows it only by observing. It loads the overrides
-// (two queries); to decide for many tools use Explain or Offer, which
+// (one query); to decide for many tools use Explain or Offer, which
 // load them once.
 //
 // On a store error the tool is denied and the error returned. An

@@ -146,7 +146,7 @@ func (e *env) setGroup(group string, enabled bool) {
 // prove how often the gate goes to the database.
 type countingStore struct {
 	store.Store
-	toolReads, groupReads atomic.Int64
+	toolReads, groupReads, bothReads atomic.Int64
 }
 
 func (c *countingStore) ToolOverrides(ctx context.Context) ([]store.ToolOverride, error) {
@@ -159,4 +159,11 @@ func (c *countingStore) ToolGroupOverrides(ctx context.Context) ([]store.ToolGro
 	return c.Store.ToolGroupOverrides(ctx)
 }
 
-func (c *countingStore) loads() int64 { return c.toolReads.Load() }
+// AllToolOverrides counts the one query that reads both sets.
+func (c *countingStore) AllToolOverrides(ctx context.Context) ([]store.ToolOverride, []store.ToolGroupOverride, error) {
+	c.bothReads.Add(1)
+	return c.Store.AllToolOverrides(ctx)
+}
+
+// loads counts the reads of the overrides, whichever way.
+func (c *countingStore) loads() int64 { return c.toolReads.Load() + c.bothReads.Load() }

@@ -159,3 +159,33 @@ func (r overrideRow) toTool() ToolOverride {
 func (r overrideRow) toGroup() ToolGroupOverride {
 	return ToolGroupOverride{Group: r.name, Enabled: r.enabled, UpdatedAt: r.updatedAt, UpdatedBy: r.updatedBy}
 }
+
+// AllToolOverrides reads the tool and the group overrides in one query.
+func (s *sqlStore) AllToolOverrides(ctx context.Context) ([]ToolOverride, []ToolGroupOverride, error) {
+	rows, err := s.r.QueryContext(ctx, `
+		SELECT 0, name, enabled, updated_at, updated_by FROM tool_overrides
+		UNION ALL
+		SELECT 1, name, enabled, updated_at, updated_by FROM tool_group_overrides
+		ORDER BY 1, 2`)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: cannot list the tool and group overrides: %w", err)
+	}
+	defer rows.Close()
+	tools, groups := []ToolOverride{}, []ToolGroupOverride{}
+	for rows.Next() {
+		var t int64
+		var r overrideRow
+		if err := rows.Scan(&t, &r.name, &r.enabled, timeScanner{&r.updatedAt}, &r.updatedBy); err != nil {
+			return nil, nil, fmt.Errorf("store: cannot read an override: %w", err)
+		}
+		if t == int64(groupTable) {
+			groups = append(groups, r.toGroup())
+		} else {
+			tools = append(tools, r.toTool())
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("store: cannot list the tool and group overrides: %w", err)
+	}
+	return tools, groups, nil
+}

@@ -61,6 +61,10 @@ type ToolGroupOverrides interface {
 	ToolGroupOverrides(ctx context.Context) ([]ToolGroupOverride, error)
 	// ClearToolGroupOverride removes the override; ErrNotFound when there was none.
 	ClearToolGroupOverride(ctx context.Context, group string) error
+	// AllToolOverrides reads the tool and the group overrides together,
+	// in one query (a run's offer needs both at its start), each list
+	// ordered as ToolOverrides and ToolGroupOverrides order them; never nil.
+	AllToolOverrides(ctx context.Context) ([]ToolOverride, []ToolGroupOverride, error)
 }
 
 // Settings persists t3agent's own key/value configuration.

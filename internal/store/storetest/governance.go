@@ -233,6 +233,30 @@ func testEventsBatch(t *testing.T, h harness) {
 	if err != nil || empty == nil || len(empty) != 0 {
 		t.Errorf("RecordGovernanceEvents(nil) = %#v, %v; want an empty non-nil slice", empty, err)
 	}
+
+	// A batch larger than one statement carries (an offer over many
+	// remote tools) keeps the order, the IDs and the stored values.
+	large := make([]store.RecordGovernanceEventParams, 1234)
+	for i := range large {
+		large[i] = event(len(large) - 1 - i) // descending tools, to tell the order
+	}
+	got, err = f.st.RecordGovernanceEvents(ctx, large)
+	if err != nil || len(got) != len(large) {
+		t.Fatalf("a batch of %d: %d events, %v", len(large), len(got), err)
+	}
+	stored := listEvents(t, f.st, store.ListGovernanceEventsParams{Limit: store.MaxGovernanceEventLimit})
+	byID := make(map[int64]store.GovernanceEvent, len(stored))
+	for _, ev := range stored {
+		byID[ev.ID] = ev
+	}
+	for i := range large {
+		if params(got[i]) != large[i] || i > 0 && got[i].ID <= got[i-1].ID {
+			t.Fatalf("event %d of the large batch = %+v (previous ID %d), want %+v", i, got[i], got[max(i-1, 0)].ID, large[i])
+		}
+		if ev, ok := byID[got[i].ID]; ok && params(ev) != large[i] {
+			t.Fatalf("stored event %d = %+v, want %+v", got[i].ID, ev, large[i])
+		}
+	}
 }
 
 func testEventsInvalid(t *testing.T, h harness) {
