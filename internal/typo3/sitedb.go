@@ -62,7 +62,11 @@ func Open(ctx context.Context, dsn string, p OpenParams) (*DB, error) {
 		if p.Writable {
 			sqldb.SetMaxOpenConns(1)
 		} else {
+			// Keep every reader open: a new SQLite connection parses the
+			// whole TYPO3 schema again, which the default of two idle
+			// connections would make a cost of busy moments.
 			sqldb.SetMaxOpenConns(8)
+			sqldb.SetMaxIdleConns(8)
 		}
 	} else {
 		sqldb.SetMaxOpenConns(16)

@@ -1,0 +1,336 @@
+package chat_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/t3agent/t3agent/internal/chat"
+	"github.com/t3agent/t3agent/internal/chat/chattest"
+	"github.com/t3agent/t3agent/internal/llm/llmtest"
+	"github.com/t3agent/t3agent/internal/store"
+)
+
+// waitingForApproval runs a turn that stops at a write and returns the
+// conversation with its card.
+func waitingForApproval(t *testing.T, f *chattest.Fixture, user string) (int64, chat.Page) {
+	t.Helper()
+	id := f.Start(t, user, "Publish hello")
+	f.Drain(t)
+	p := page(t, f, user, id)
+	if p.Conversation.Status != store.ConversationAwaitingApproval || p.Pending == nil {
+		t.Fatalf("setup: %+v, card %+v", p.Conversation, p.Pending)
+	}
+	return id, p
+}
+
+// TestApproveFlow: a turn calls the write tool and waits; the approval is
+// recorded, carried out by the worker, the write runs exactly once and
+// the answer lands. On both stores.
+func TestApproveFlow(t *testing.T) {
+	t.Parallel()
+	forStores(t, func(t *testing.T, postgres bool) {
+		f := setup(t, chattest.Options{Postgres: postgres, Rounds: rounds(
+			beside("I will publish it.", publish("c1", "hello")),
+			llmtest.Text("Published."),
+		)})
+		ctx := context.Background()
+		ed := f.Users["editor"]
+		id, p := waitingForApproval(t, f, "editor")
+		runID := p.Conversation.RunID
+		if f.WriteCalls() != 0 {
+			t.Fatal("the write ran before the approval")
+		}
+		changes, cancel := f.Service.Changes(id)
+		defer cancel()
+
+		v, err := f.Service.Decide(ctx, ed, chat.DecideParams{ID: id, Approve: true, Digest: p.Pending.Digest, Reason: "fine"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := v.Conversation
+		if c.Status != store.ConversationProcessing || c.Decision != store.DecisionApprove || c.DecisionBy != "editor" ||
+			c.DecisionDigest != p.Pending.Digest || c.DecisionReason != "fine" || c.RunID != runID || !c.HasPendingDecision() {
+			t.Fatalf("recorded decision: %+v", c)
+		}
+		select {
+		case <-changes:
+		default:
+			t.Error("the decision was not signalled to the subscriber")
+		}
+		// A second decision, and a retry, find the decision in flight.
+		_, err = f.Service.Decide(ctx, ed, chat.DecideParams{ID: id, Approve: false, Digest: p.Pending.Digest})
+		wantCode(t, "second decision", err, chat.CodeNotAwaitingApproval, http.StatusConflict)
+		_, err = f.Service.Retry(ctx, ed, id)
+		wantCode(t, "retry with a decision in flight", err, chat.CodeDecisionInFlight, http.StatusConflict)
+
+		f.Drain(t)
+		c = f.Conversation(t, id)
+		if c.Status != store.ConversationIdle || c.ConversationState != (store.ConversationState{}) {
+			t.Fatalf("after the approval: %+v", c)
+		}
+		if got := shape(f.Messages(t, id)); got != "user:Publish hello\nassistant[beside]:I will publish it.\nassistant:Published.\n" {
+			t.Errorf("messages:\n%s", got)
+		}
+		if n := f.WriteCalls(); n != 1 {
+			t.Errorf("the MCP server saw %d writes, want 1", n)
+		}
+		if r := run(t, f, runID); r.Status != store.RunCompleted || r.CallerSource != "chat" || r.CallerOperation != "chatTurn" {
+			t.Errorf("run: %+v", r)
+		}
+		// Nothing is left to claim.
+		if ok, err := f.Service.ProcessNext(ctx); ok || err != nil {
+			t.Errorf("ProcessNext after the drain: %v, %v", ok, err)
+		}
+	})
+}
+
+// TestDenyFlow: a denial with a reason keeps the reason as a user
+// message, the run goes on without the write, and the answer lands.
+func TestDenyFlow(t *testing.T) {
+	f := setup(t, chattest.Options{Rounds: rounds(
+		llmtest.Calls(publish("c1", "hello")),
+		llmtest.Text("Understood, nothing was published.").WithCheck(func(t testing.TB, r llmtest.Request) {
+			if !strings.Contains(string(r.Body), "denied by the operator") {
+				t.Errorf("the model was not told of the denial: %s", r.Body)
+			}
+		}),
+	)})
+	ctx := context.Background()
+	id, p := waitingForApproval(t, f, "editor")
+	v, err := f.Service.Decide(ctx, f.Users["editor"], chat.DecideParams{ID: id, Approve: false, Digest: p.Pending.Digest, Reason: "  Not today  "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := v.Conversation; c.Decision != store.DecisionDeny || c.DecisionReason != "Not today" {
+		t.Fatalf("recorded: %+v", c)
+	}
+	f.Drain(t)
+	c := f.Conversation(t, id)
+	if c.Status != store.ConversationIdle || c.ErrorCode != "" {
+		t.Fatalf("after the denial: %+v", c)
+	}
+	if got := shape(f.Messages(t, id)); got != "user:Publish hello\nuser[denyReason]:Not today\nassistant:Understood, nothing was published.\n" {
+		t.Errorf("messages:\n%s", got)
+	}
+	if f.WriteCalls() != 0 {
+		t.Errorf("a denied write ran %d times", f.WriteCalls())
+	}
+}
+
+// TestHandBack: a recorded decision the runtime refuses hands the card
+// back on the same run, with the code and without the decision; the
+// cause goes to the log only. A good decision afterwards still works.
+func TestHandBack(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		config string
+		digest func(real string) string
+		code   chat.Code
+		cause  string
+	}{
+		{name: "stale digest", digest: func(string) string { return "stale" }, code: chat.HandBackStaleTurn, cause: "stale_turn"},
+		{name: "four eyes", config: "require_second_approver: true", digest: func(d string) string { return d },
+			code: chat.HandBackApproverNotPermitted, cause: "self_approval_denied"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := setup(t, chattest.Options{ConfigYAML: tc.config, Rounds: rounds(
+				llmtest.Calls(publish("c1", "hello")),
+				llmtest.Text("Understood."),
+			)})
+			ctx := context.Background()
+			ed := f.Users["editor"]
+			id, p := waitingForApproval(t, f, "editor")
+			if _, err := f.Service.Decide(ctx, ed, chat.DecideParams{ID: id, Approve: true, Digest: tc.digest(p.Pending.Digest)}); err != nil {
+				t.Fatal(err)
+			}
+			f.Drain(t)
+			c := f.Conversation(t, id)
+			want := store.ConversationState{RunID: p.Conversation.RunID, ErrorCode: string(tc.code)}
+			if c.Status != store.ConversationAwaitingApproval || c.ConversationState != want {
+				t.Fatalf("handed back: %s %+v, want awaiting_approval %+v", c.Status, c.ConversationState, want)
+			}
+			if f.WriteCalls() != 0 {
+				t.Error("a refused approval wrote")
+			}
+			if !strings.Contains(f.Logs.String(), tc.cause) {
+				t.Errorf("the log lacks the cause %q", tc.cause)
+			}
+			if r := run(t, f, c.RunID); r.Status != store.RunWaitingForApproval {
+				t.Errorf("run %s after the refusal", r.Status)
+			}
+			if q := page(t, f, "editor", id); q.Pending == nil || q.Pending.Digest != p.Pending.Digest {
+				t.Errorf("the card changed after the hand-back: %+v", q.Pending)
+			}
+			// The owner may still deny, which the runtime lets through.
+			if _, err := f.Service.Decide(ctx, ed, chat.DecideParams{ID: id, Approve: false, Digest: p.Pending.Digest}); err != nil {
+				t.Fatal(err)
+			}
+			f.Drain(t)
+			if c := f.Conversation(t, id); c.Status != store.ConversationIdle || c.ErrorCode != "" {
+				t.Errorf("after the denial: %+v", c)
+			}
+		})
+	}
+}
+
+// TestInputFlow: a turn asks a question; an answer the runtime refuses is
+// handed back (answer and its message dropped); a valid one goes to the
+// tool and the turn completes.
+func TestInputFlow(t *testing.T) {
+	f := setup(t, chattest.Options{Rounds: rounds(
+		llmtest.Calls(llmtest.Call("c1", chattest.InputTool, `{}`)),
+		llmtest.Text("Variant b it is.").WithCheck(func(t testing.TB, r llmtest.Request) {
+			if !strings.Contains(string(r.Body), "variant b chosen") {
+				t.Errorf("the tool did not get the answer: %s", r.Body)
+			}
+		}),
+	)})
+	ctx := context.Background()
+	ed := f.Users["editor"]
+	id := f.Start(t, "editor", "Make a variant")
+	f.Drain(t)
+	p := page(t, f, "editor", id)
+	if p.Conversation.Status != store.ConversationAwaitingInput || p.Pending == nil {
+		t.Fatalf("setup: %+v", p.Conversation)
+	}
+	question := "user:Make a variant\nassistant:Which variant should I use?\n"
+
+	for _, bad := range []string{`[1]`, `"b"`, `nope`, `null`} {
+		_, err := f.Service.Input(ctx, ed, chat.InputParams{ID: id, Digest: p.Pending.Digest, Data: json.RawMessage(bad)})
+		wantCode(t, "answer "+bad, err, chat.CodeInputInvalid, http.StatusBadRequest)
+	}
+	// Valid JSON the schema refuses: recorded, refused by the runtime,
+	// handed back.
+	v, err := f.Service.Input(ctx, ed, chat.InputParams{ID: id, Digest: p.Pending.Digest, Data: json.RawMessage(`{"choice":"c"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := v.Conversation; c.Status != store.ConversationProcessing || c.Decision != store.DecisionInput || c.PendingInput != `{"choice":"c"}` {
+		t.Fatalf("recorded: %+v", c)
+	}
+	if got := shape(f.Messages(t, id)); got != question+"user[inputAnswer]:c\n" {
+		t.Errorf("messages with the answer:\n%s", got)
+	}
+	f.Drain(t)
+	c := f.Conversation(t, id)
+	if c.Status != store.ConversationAwaitingInput || c.ConversationState != (store.ConversationState{RunID: p.Conversation.RunID, ErrorCode: string(chat.HandBackInputInvalid)}) {
+		t.Fatalf("handed back: %+v", c)
+	}
+	if got := shape(f.Messages(t, id)); got != question {
+		t.Errorf("the refused answer was kept:\n%s", got)
+	}
+
+	if _, err := f.Service.Input(ctx, ed, chat.InputParams{ID: id, Digest: p.Pending.Digest, Data: json.RawMessage(`{"choice":"b"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	f.Drain(t)
+	c = f.Conversation(t, id)
+	if c.Status != store.ConversationIdle || c.ConversationState != (store.ConversationState{}) {
+		t.Fatalf("after the answer: %+v", c)
+	}
+	if got := shape(f.Messages(t, id)); got != question+"user[inputAnswer]:b\nassistant:Variant b it is.\n" {
+		t.Errorf("messages:\n%s", got)
+	}
+	_, err = f.Service.Input(ctx, ed, chat.InputParams{ID: id, Digest: p.Pending.Digest, Data: json.RawMessage(`{"choice":"a"}`)})
+	wantCode(t, "answer on an idle conversation", err, chat.CodeNotAwaitingInput, http.StatusConflict)
+}
+
+// TestLeaveWaiting: a new message on a waiting conversation cancels the
+// waiting run, so its write can never be approved afterwards.
+func TestLeaveWaiting(t *testing.T) {
+	f := setup(t, chattest.Options{Rounds: rounds(llmtest.Calls(publish("c1", "hello")), llmtest.Text("Something else then."))})
+	ctx := context.Background()
+	id, p := waitingForApproval(t, f, "editor")
+	v, err := f.Service.Send(ctx, f.Users["editor"], chat.SendParams{ID: id, Content: "Forget it, do something else"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := v.Conversation; c.Status != store.ConversationProcessing || c.ConversationState != (store.ConversationState{}) {
+		t.Fatalf("after send: %+v", c)
+	}
+	if r := run(t, f, p.Conversation.RunID); r.Status != store.RunCancelled {
+		t.Errorf("the waiting run is %s, want cancelled", r.Status)
+	}
+	f.Drain(t)
+	if c := f.Conversation(t, id); c.Status != store.ConversationIdle {
+		t.Errorf("after the new turn: %+v", c)
+	}
+	if f.WriteCalls() != 0 {
+		t.Error("the abandoned write ran")
+	}
+}
+
+// TestRetry: 409 while locked, 409 while a decision is in flight (in
+// TestApproveFlow), 400 when there is nothing to resume; a failed turn
+// runs again as resumeChatTurn over the same transcript.
+func TestRetry(t *testing.T) {
+	f := setup(t, chattest.Options{Rounds: rounds(
+		llmtest.Status(http.StatusInternalServerError),
+		llmtest.Text("Second time lucky."),
+	)})
+	ctx := context.Background()
+	ed := f.Users["editor"]
+
+	idle, err := f.Service.Create(ctx, ed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Service.Retry(ctx, ed, idle.Conversation.ID)
+	wantCode(t, "retry idle", err, chat.CodeNotResumable, http.StatusBadRequest)
+
+	id := f.Start(t, "editor", "Hello")
+	if _, err := f.Store.ClaimNextConversation(ctx, store.ClaimConversationParams{ID: id, ClaimID: "someone-else"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Service.Retry(ctx, ed, id)
+	wantCode(t, "retry locked", err, chat.CodeConversationProcessing, http.StatusConflict)
+	_, err = f.Service.Send(ctx, ed, chat.SendParams{ID: id, Content: "again"})
+	wantCode(t, "send locked", err, chat.CodeConversationProcessing, http.StatusConflict)
+	// Let the turn run by its claimer: give it back by failing it, as
+	// cleanup would.
+	f.Clock.Advance(chat.DefaultStaleAfter + time.Second)
+	if rep, err := f.Service.Cleanup(ctx, chat.CleanupParams{}); err != nil || rep.Failed != 1 {
+		t.Fatalf("cleanup: %+v, %v", rep, err)
+	}
+	v, err := f.Service.Retry(ctx, ed, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := v.Conversation; c.Status != store.ConversationProcessing || c.ErrorCode != "" || c.HasPendingDecision() {
+		t.Fatalf("after retry: %+v", c)
+	}
+	f.Drain(t) // the provider fails: failed, runFailed
+	c := f.Conversation(t, id)
+	if c.Status != store.ConversationFailed || c.ErrorCode != string(chat.CodeRunFailed) {
+		t.Fatalf("after a failing turn: %+v", c)
+	}
+	if _, err := f.Service.Retry(ctx, ed, id); err != nil {
+		t.Fatal(err)
+	}
+	f.Drain(t)
+	if c := f.Conversation(t, id); c.Status != store.ConversationIdle || c.ConversationState != (store.ConversationState{}) {
+		t.Fatalf("after the second retry: %+v", c)
+	}
+	if got := shape(f.Messages(t, id)); got != "user:Hello\nassistant:Second time lucky.\n" {
+		t.Errorf("messages:\n%s", got)
+	}
+	rs := allRuns(t, f)
+	if len(rs) != 2 {
+		t.Fatalf("%d runs, want 2", len(rs))
+	}
+	for _, r := range rs {
+		if r.CallerOperation != chat.OperationResumeTurn {
+			t.Errorf("run %s: operation %q, want resumeChatTurn", r.ID, r.CallerOperation)
+		}
+	}
+	// Both requests carried the same transcript.
+	if a, b := wireMessages(t, f.LLM.Request(0)), wireMessages(t, f.LLM.Request(1)); strings.Join(a, "|") != strings.Join(b, "|") {
+		t.Errorf("the retry's transcript differs:\n%q\n%q", a, b)
+	}
+}

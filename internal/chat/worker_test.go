@@ -1,0 +1,169 @@
+package chat_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/t3agent/t3agent/internal/chat"
+	"github.com/t3agent/t3agent/internal/chat/chattest"
+	"github.com/t3agent/t3agent/internal/llm/llmtest"
+	"github.com/t3agent/t3agent/internal/store"
+)
+
+// TestWorkersNeverShareATurn: four workers drain N queued conversations
+// against a provider with latency; every turn runs exactly once (one
+// provider request, one answer each).
+func TestWorkersNeverShareATurn(t *testing.T) {
+	t.Parallel()
+	const n = 24
+	forStores(t, func(t *testing.T, postgres bool) {
+		script := make([]llmtest.Round, n)
+		for i := range script {
+			script[i] = llmtest.Text("answer")
+		}
+		f := setup(t, chattest.Options{Postgres: postgres, Rounds: script, Latency: 5 * time.Millisecond,
+			Settings: &chat.Settings{Task: chattest.Task, MaxActivePerUser: n}})
+		ids := make([]int64, n)
+		for i := range ids {
+			ids[i] = f.Start(t, "editor", "Question")
+		}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() { f.Drain(t) })
+		}
+		wg.Wait()
+		if got := len(f.LLM.Requests()); got != n {
+			t.Errorf("%d provider requests for %d turns", got, n)
+		}
+		for _, id := range ids {
+			if c := f.Conversation(t, id); c.Status != store.ConversationIdle {
+				t.Errorf("conversation %d: %+v", id, c)
+			}
+			if got := shape(f.Messages(t, id)); got != "user:Question\nassistant:answer\n" {
+				t.Errorf("conversation %d:\n%s", id, got)
+			}
+		}
+		if rs := allRuns(t, f); len(rs) != n {
+			t.Errorf("%d runs for %d turns", len(rs), n)
+		}
+	})
+}
+
+// timers is an injected After: it reports every wait on waits and fires
+// only when the test sends on the channel of that duration.
+type timers struct {
+	waits chan time.Duration
+	mu    sync.Mutex
+	chans map[time.Duration]chan time.Time
+}
+
+func newTimers() *timers {
+	return &timers{waits: make(chan time.Duration, 64), chans: map[time.Duration]chan time.Time{}}
+}
+
+func (tm *timers) ch(d time.Duration) chan time.Time {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	c, ok := tm.chans[d]
+	if !ok {
+		c = make(chan time.Time)
+		tm.chans[d] = c
+	}
+	return c
+}
+
+func (tm *timers) after(d time.Duration) <-chan time.Time {
+	select {
+	case tm.waits <- d:
+	default:
+	}
+	return tm.ch(d)
+}
+
+// waitFor waits until a wait of d began.
+func (tm *timers) waitFor(t *testing.T, d time.Duration) {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case got := <-tm.waits:
+			if got == d {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no wait of %s began", d)
+		}
+	}
+}
+
+// TestWorkerReconciles: the worker's periodic reconcile hands back a
+// decision no slot picked up.
+func TestWorkerReconciles(t *testing.T) {
+	f := setup(t, chattest.Options{Rounds: rounds(llmtest.Calls(publish("c1", "hello")))})
+	ctx := context.Background()
+	id, p := waitingForApproval(t, f, "editor")
+
+	tm := newTimers()
+	const poll, every = 200 * time.Millisecond, 10 * time.Second
+	w, err := chat.NewWorker(chat.WorkerParams{Service: f.Service, Poll: poll, ReconcileEvery: every, After: tm.after})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Start(ctx)
+	defer w.Stop()
+	// The slot found nothing and waits for its next poll, which never
+	// comes: the decision below is left to reconcile.
+	tm.waitFor(t, poll)
+	if _, err := f.Service.Decide(ctx, f.Users["editor"], chat.DecideParams{ID: id, Approve: true, Digest: p.Pending.Digest}); err != nil {
+		t.Fatal(err)
+	}
+	changes, cancel := f.Service.Changes(id)
+	defer cancel()
+	f.Clock.Advance(chat.DefaultReconcileGrace + time.Second)
+	tm.ch(every) <- time.Time{}
+	select {
+	case <-changes:
+	case <-time.After(time.Minute):
+		t.Fatal("reconcile did not change the conversation")
+	}
+	c := f.Conversation(t, id)
+	if c.Status != store.ConversationAwaitingApproval || c.ConversationState != (store.ConversationState{RunID: p.Conversation.RunID}) {
+		t.Errorf("after reconcile: %+v", c)
+	}
+	if f.WriteCalls() != 0 {
+		t.Error("reconcile wrote")
+	}
+}
+
+// TestWorkerStopFinishesTurns: the end of the worker's context stops
+// claiming, the turn in flight still completes (a shutdown is no user's
+// cancel), and Stop waits for it.
+func TestWorkerStopFinishesTurns(t *testing.T) {
+	hold, started := make(chan struct{}), make(chan struct{})
+	r := llmtest.Text("done").WithCheck(func(testing.TB, llmtest.Request) { close(started) })
+	r.Hold = hold
+	f := setup(t, chattest.Options{Rounds: rounds(r)})
+	id := f.Start(t, "editor", "Hello")
+	queued := f.Start(t, "admin", "Not yet")
+	tm := newTimers()
+	w, err := chat.NewWorker(chat.WorkerParams{Service: f.Service, Concurrency: 1, After: tm.after})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.Start(ctx)
+	<-started
+	cancel()
+	stopped := make(chan struct{})
+	go func() { w.Stop(); close(stopped) }()
+	close(hold)
+	<-stopped
+	if c := f.Conversation(t, id); c.Status != store.ConversationIdle {
+		t.Errorf("the turn in flight did not finish: %+v", c)
+	}
+	if c := f.Conversation(t, queued); c.Status != store.ConversationProcessing {
+		t.Errorf("a conversation was claimed after the context ended: %+v", c)
+	}
+}
