@@ -76,6 +76,7 @@ func NewRootCommand(env Env) *cobra.Command {
 		a.mcpCommand(),
 		a.runCommand(), a.runsCommand(), a.workerCommand(),
 		a.applyCommand(), a.configCommand(), a.usageCommand(),
+		a.chatCommand(), a.tokenCommand(),
 	)
 	return root
 }

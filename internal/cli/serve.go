@@ -14,6 +14,7 @@ import (
 
 	"github.com/t3agent/t3agent/internal/agent"
 	"github.com/t3agent/t3agent/internal/builtin"
+	"github.com/t3agent/t3agent/internal/chat"
 	"github.com/t3agent/t3agent/internal/config"
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/mcp"
@@ -138,11 +139,11 @@ func (a *app) serveCommand() *cobra.Command {
 			if noWorker {
 				workers = 0
 			}
-			return a.serve(cmd.Context(), cfg, serveOptions{workers: workers})
+			return a.serve(cmd.Context(), cfg, serveOptions{workers: workers, noChatWorker: noWorker})
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (overrides the configuration)")
-	cmd.Flags().BoolVar(&noWorker, "no-worker", false, "do not run queued agent runs in this process (run `t3agent worker` elsewhere)")
+	cmd.Flags().BoolVar(&noWorker, "no-worker", false, "do not run queued agent runs and chat turns in this process (run `t3agent worker` and `t3agent chat worker` elsewhere)")
 	cmd.Flags().IntVar(&workers, "workers", 1, "how many queued runs this process executes at once")
 	return cmd
 }
@@ -152,14 +153,17 @@ type serveOptions struct {
 	// workers is how many queued runs the in-process worker executes at
 	// once; 0 runs no worker.
 	workers int
+	// noChatWorker runs no chat worker in-process (its concurrency and
+	// poll interval come from the chat.* configuration keys).
+	noChatWorker bool
 	// ready, when set, is called with the bound address once the server
 	// accepts connections.
 	ready func(addr string)
 }
 
-// serve runs the HTTP server, and a worker for queued runs, until
-// SIGINT/SIGTERM; the worker stops claiming first and finishes the runs in
-// flight.
+// serve runs the HTTP server with the API, a worker for queued runs and a
+// chat worker until SIGINT/SIGTERM; the workers stop claiming first and
+// finish the runs and turns in flight.
 func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -168,6 +172,17 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 		return err
 	}
 	defer r.Close()
+	rt, cfgs, providers, err := a.agentRuntime(r)
+	if err != nil {
+		return err
+	}
+	// Deferred after the store's Close, so it runs first; the workers'
+	// Stop, deferred later still, runs before it.
+	defer providers.Close()
+	chatSvc, err := a.chatService(r, rt, cfgs)
+	if err != nil {
+		return err
+	}
 
 	srv := web.New(web.Params{
 		Logger:   a.logger,
@@ -178,13 +193,12 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 			{Name: "site database", Probe: r.db.Ping},
 		},
 		Users: func(ctx context.Context) ([]web.User, error) { return listUsers(ctx, r.site) },
+		API: &web.API{
+			Site: r.site, Credentials: r.store, Runs: r.store, Runtime: rt, Chat: chatSvc,
+			Gate: r.gate, Settings: r.store, Configs: cfgs,
+		},
 	})
 	if opts.workers > 0 {
-		rt, _, providers, err := a.agentRuntime(r)
-		if err != nil {
-			return err
-		}
-		defer providers.Close()
 		w, err := agent.NewWorker(agent.WorkerParams{Runtime: rt, Concurrency: opts.workers, Logger: a.logger})
 		if err != nil {
 			return err
@@ -194,6 +208,17 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 		// finishes its runs while the store is still open.
 		defer w.Wait()
 		defer w.Stop()
+	}
+	if !opts.noChatWorker {
+		cw, err := chat.NewWorker(chat.WorkerParams{
+			Service: chatSvc, Concurrency: cfg.Chat.WorkerConcurrency, Poll: cfg.Chat.PollInterval, Logger: a.logger,
+		})
+		if err != nil {
+			return err
+		}
+		cw.Start(ctx)
+		// Stop waits for the turns in flight, before the store closes.
+		defer cw.Stop()
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {

@@ -18,11 +18,15 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/t3agent/t3agent/internal/chat"
+	"github.com/t3agent/t3agent/internal/store"
 )
 
 // Config is the whole configuration. Relative paths are resolved against
@@ -39,6 +43,7 @@ type Config struct {
 	HTTP     HTTP     `yaml:"http"`
 	Security Security `yaml:"security"`
 	MCP      MCP      `yaml:"mcp"`
+	Chat     Chat     `yaml:"chat"`
 }
 
 // MCP tunes the client for external MCP servers.
@@ -89,6 +94,166 @@ func (m MCP) check() error {
 		return errors.New("mcp.operation_timeout: must be a positive duration such as 20s")
 	}
 	return nil
+}
+
+// Chat configures the backend chat: which task it runs, who may use it,
+// the per-user limits, cleanup and the worker. Durations are Go durations
+// (5m, 720h); a day is 24h.
+type Chat struct {
+	// Task is the default chat task (an agentconfig task identifier); empty
+	// leaves the chat unconfigured, and every turn then fails with
+	// chatNotConfigured.
+	Task string `yaml:"task"`
+	// AllowedGroups are comma-separated be_groups uids whose members
+	// (subgroups included) may chat; empty allows every backend user.
+	// Admins always may.
+	AllowedGroups string `yaml:"allowed_groups"`
+	// GroupTasks map groups to tasks as comma-separated "uid:task" pairs
+	// ("3:editors_chat,5:support_chat"); the first pair whose group the
+	// user is in wins, else Task.
+	GroupTasks string `yaml:"group_tasks"`
+	// MaxActivePerUser bounds a user's conversations with a turn queued
+	// or running.
+	MaxActivePerUser int `yaml:"max_active_per_user"`
+	// MaxConversationsPerUser bounds a user's unarchived conversations.
+	MaxConversationsPerUser int `yaml:"max_conversations_per_user"`
+	// MaxMessageLength bounds one message, in characters.
+	MaxMessageLength int `yaml:"max_message_length"`
+	// StaleAfter: a turn queued or running for longer fails (cleanup).
+	StaleAfter time.Duration `yaml:"stale_after"`
+	// ArchiveAfter: idle conversations untouched for longer are archived
+	// by cleanup; 0 never archives.
+	ArchiveAfter time.Duration `yaml:"archive_after"`
+	// DeleteAfter: archived conversations untouched for longer are
+	// deleted by cleanup; 0 never deletes.
+	DeleteAfter time.Duration `yaml:"delete_after"`
+	// ReconcileGrace is how long a recorded decision may wait for a
+	// worker before reconcile repairs the conversation.
+	ReconcileGrace time.Duration `yaml:"reconcile_grace"`
+	// PollInterval is how often an idle chat worker looks for turns.
+	PollInterval time.Duration `yaml:"poll_interval"`
+	// WorkerConcurrency is how many turns one chat worker runs at once.
+	WorkerConcurrency int `yaml:"worker_concurrency"`
+}
+
+// DefaultChatWorkerConcurrency is the default of chat.worker_concurrency:
+// a turn mostly waits for the model, so one slot would queue every user
+// behind the slowest answer.
+const DefaultChatWorkerConcurrency = 4
+
+// Bounds of the chat keys.
+const (
+	maxChatWorkerConcurrency = 256
+	minChatPollInterval      = 10 * time.Millisecond
+	maxChatPollInterval      = time.Minute
+	// A message of MaxMessageLength characters must fit the store's byte
+	// limit even when every character takes four bytes in UTF-8.
+	maxChatMessageLength = store.MaxChatMessageLen / 4
+)
+
+// DefaultChat returns the chat defaults: unconfigured (no task), open to
+// every backend user, with internal/chat's limits and periods.
+func DefaultChat() Chat {
+	return Chat{
+		MaxActivePerUser:        chat.DefaultMaxActivePerUser,
+		MaxConversationsPerUser: chat.DefaultMaxConversationsPerUser,
+		MaxMessageLength:        chat.DefaultMaxMessageLength,
+		StaleAfter:              chat.DefaultStaleAfter,
+		ArchiveAfter:            chat.DefaultArchiveAfter,
+		DeleteAfter:             chat.DefaultDeleteAfter,
+		ReconcileGrace:          chat.DefaultReconcileGrace,
+		PollInterval:            chat.DefaultPollInterval,
+		WorkerConcurrency:       DefaultChatWorkerConcurrency,
+	}
+}
+
+// taskPattern is the shape of an agentconfig identifier (agentconfig's
+// identifierPattern); checked here so a typo fails at start-up, not on
+// the first turn.
+var taskPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+
+// Settings converts the section into the chat service's settings; the
+// error names the first key that is wrong, in one sentence.
+func (c Chat) Settings() (chat.Settings, error) {
+	s := chat.Settings{
+		Task:                    strings.TrimSpace(c.Task),
+		MaxActivePerUser:        c.MaxActivePerUser,
+		MaxConversationsPerUser: c.MaxConversationsPerUser,
+		MaxMessageLength:        c.MaxMessageLength,
+		StaleAfter:              c.StaleAfter,
+		ArchiveAfter:            c.ArchiveAfter,
+		DeleteAfter:             c.DeleteAfter,
+		ReconcileGrace:          c.ReconcileGrace,
+	}
+	if s.Task != "" && !taskPattern.MatchString(s.Task) {
+		return chat.Settings{}, fmt.Errorf("chat.task: %q is not a task identifier (lower-case letters, digits, _ . -)", s.Task)
+	}
+	for _, e := range splitList(c.AllowedGroups) {
+		uid, err := strconv.ParseInt(e, 10, 64)
+		if err != nil || uid <= 0 {
+			return chat.Settings{}, fmt.Errorf("chat.allowed_groups: %q is not a be_groups uid; give comma-separated uids such as 3,5", e)
+		}
+		if !slices.Contains(s.AllowedGroups, uid) {
+			s.AllowedGroups = append(s.AllowedGroups, uid)
+		}
+	}
+	for _, e := range splitList(c.GroupTasks) {
+		g, task, ok := strings.Cut(e, ":")
+		g, task = strings.TrimSpace(g), strings.TrimSpace(task)
+		uid, err := strconv.ParseInt(g, 10, 64)
+		if !ok || err != nil || uid <= 0 || !taskPattern.MatchString(task) {
+			return chat.Settings{}, fmt.Errorf("chat.group_tasks: %q is not a uid:task pair such as 3:editors_chat", e)
+		}
+		for _, gt := range s.GroupTasks {
+			if gt.Group == uid {
+				return chat.Settings{}, fmt.Errorf("chat.group_tasks: group %d is mapped twice", uid)
+			}
+		}
+		s.GroupTasks = append(s.GroupTasks, chat.GroupTask{Group: uid, Task: task})
+	}
+	switch {
+	case s.MaxActivePerUser < 1:
+		return chat.Settings{}, errors.New("chat.max_active_per_user: must be at least 1")
+	case s.MaxConversationsPerUser < 1:
+		return chat.Settings{}, errors.New("chat.max_conversations_per_user: must be at least 1")
+	case s.MaxMessageLength < 1 || s.MaxMessageLength > maxChatMessageLength:
+		return chat.Settings{}, fmt.Errorf("chat.max_message_length: must be between 1 and %d characters", maxChatMessageLength)
+	case s.StaleAfter <= 0:
+		return chat.Settings{}, errors.New("chat.stale_after: must be a positive duration such as 5m")
+	case s.ArchiveAfter < 0:
+		return chat.Settings{}, errors.New("chat.archive_after: must be a duration such as 720h (30 days), or 0 to never archive")
+	case s.DeleteAfter < 0:
+		return chat.Settings{}, errors.New("chat.delete_after: must be a duration such as 2160h (90 days), or 0 to never delete")
+	case s.ReconcileGrace <= 0:
+		return chat.Settings{}, errors.New("chat.reconcile_grace: must be a positive duration such as 45s")
+	}
+	return s, nil
+}
+
+// check validates the section, including the worker keys Settings does
+// not carry.
+func (c Chat) check() error {
+	if _, err := c.Settings(); err != nil {
+		return err
+	}
+	if c.PollInterval < minChatPollInterval || c.PollInterval > maxChatPollInterval {
+		return fmt.Errorf("chat.poll_interval: must be a duration between %s and %s such as 200ms", minChatPollInterval, maxChatPollInterval)
+	}
+	if c.WorkerConcurrency < 1 || c.WorkerConcurrency > maxChatWorkerConcurrency {
+		return fmt.Errorf("chat.worker_concurrency: must be between 1 and %d", maxChatWorkerConcurrency)
+	}
+	return nil
+}
+
+// splitList splits a comma-separated value, trimmed, without empty entries.
+func splitList(s string) []string {
+	var out []string
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // Security holds the master key that seals credentials and suspended run
@@ -145,6 +310,7 @@ func Default(dataDir string) Config {
 		Log:     Log{Level: "info", Format: "text"},
 		HTTP:    HTTP{ShutdownTimeout: 15 * time.Second},
 		MCP:     MCP{OperationTimeout: 20 * time.Second}, // mcp.DefaultTimeout
+		Chat:    DefaultChat(),
 	}
 }
 
@@ -367,6 +533,9 @@ func (c Config) Validate() error {
 		return errors.New("http.shutdown_timeout: must be a positive duration such as 15s")
 	}
 	if err := c.MCP.check(); err != nil {
+		return err
+	}
+	if err := c.Chat.check(); err != nil {
 		return err
 	}
 	return nil

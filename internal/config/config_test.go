@@ -3,9 +3,12 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/t3agent/t3agent/internal/chat"
 )
 
 func writeFile(t *testing.T, body string) string {
@@ -102,8 +105,9 @@ func TestEveryKeyHasAnEnvironmentOverride(t *testing.T) {
 		env := []string{"T3AGENT_SITE_DSN=sqlite:x.db", EnvName(k) + "=probe"}
 		_, err := FromEnv(t.TempDir(), env)
 		// Every string key accepts the value; validation may then reject
-		// it, but the message must name the key that was overridden.
-		if err != nil && !strings.HasPrefix(err.Error(), k+":") {
+		// it, but the message must name the key that was overridden. A
+		// number or duration key refuses the value, naming key and variable.
+		if err != nil && !strings.HasPrefix(err.Error(), k+":") && !strings.HasPrefix(err.Error(), k+" (from "+EnvName(k)+"):") {
 			t.Errorf("override of %s gave an error not naming it: %v", k, err)
 		}
 	}
@@ -193,5 +197,107 @@ func TestMCP(t *testing.T) {
 		if _, err := Load(writeFile(t, c.body), c.env); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q %q: err = %v, want %q", c.body, c.env, err, c.want)
 		}
+	}
+}
+
+func TestChat(t *testing.T) {
+	t.Parallel()
+	site := "site:\n  dsn: sqlite:s.db\n"
+	def, err := Load(writeFile(t, site), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.Chat != DefaultChat() {
+		t.Errorf("defaults: %+v", def.Chat)
+	}
+	ds, err := def.Chat.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.Task != "" || ds.AllowedGroups != nil || ds.GroupTasks != nil || ds.MaxActivePerUser != chat.DefaultMaxActivePerUser ||
+		ds.MaxConversationsPerUser != chat.DefaultMaxConversationsPerUser || ds.MaxMessageLength != chat.DefaultMaxMessageLength ||
+		ds.StaleAfter != chat.DefaultStaleAfter || ds.ArchiveAfter != chat.DefaultArchiveAfter || ds.DeleteAfter != chat.DefaultDeleteAfter ||
+		ds.ReconcileGrace != chat.DefaultReconcileGrace || def.Chat.PollInterval != chat.DefaultPollInterval {
+		t.Errorf("default settings: %+v", ds)
+	}
+
+	cfg, err := Load(writeFile(t, site+`chat:
+  task: editors_chat
+  allowed_groups: 3
+  group_tasks: 3:editors_chat, 5:support.chat
+  max_active_per_user: 2
+  max_conversations_per_user: 10
+  max_message_length: 4000
+  stale_after: 10m
+  archive_after: 0s
+  delete_after: 2160h
+  reconcile_grace: 1m
+  poll_interval: 500ms
+  worker_concurrency: 8
+`), []string{"T3AGENT_CHAT_ALLOWED_GROUPS= 3, 7,,3 ", "T3AGENT_CHAT_MAX_ACTIVE_PER_USER=5", "T3AGENT_CHAT_STALE_AFTER=2m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := cfg.Chat.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := chat.Settings{
+		Task:             "editors_chat",
+		AllowedGroups:    []int64{3, 7}, // the environment wins; duplicates collapse
+		GroupTasks:       []chat.GroupTask{{Group: 3, Task: "editors_chat"}, {Group: 5, Task: "support.chat"}},
+		MaxActivePerUser: 5, MaxConversationsPerUser: 10, MaxMessageLength: 4000,
+		StaleAfter: 2 * time.Minute, ArchiveAfter: 0, DeleteAfter: 90 * 24 * time.Hour, ReconcileGrace: time.Minute,
+	}
+	if !reflect.DeepEqual(s, want) {
+		t.Errorf("settings\n got %+v\nwant %+v", s, want)
+	}
+	if cfg.Chat.PollInterval != 500*time.Millisecond || cfg.Chat.WorkerConcurrency != 8 {
+		t.Errorf("worker keys: %+v", cfg.Chat)
+	}
+
+	for _, c := range []struct {
+		body string
+		env  []string
+		want string
+	}{
+		{site + "chat:\n  task: Editors Chat\n", nil, `chat.task: "Editors Chat" is not a task identifier`},
+		{site, []string{"T3AGENT_CHAT_ALLOWED_GROUPS=3,editors"}, `chat.allowed_groups: "editors" is not a be_groups uid`},
+		{site, []string{"T3AGENT_CHAT_ALLOWED_GROUPS=0"}, `chat.allowed_groups: "0" is not a be_groups uid`},
+		{site, []string{"T3AGENT_CHAT_GROUP_TASKS=3"}, `chat.group_tasks: "3" is not a uid:task pair`},
+		{site, []string{"T3AGENT_CHAT_GROUP_TASKS=x:chat"}, `chat.group_tasks: "x:chat" is not a uid:task pair`},
+		{site, []string{"T3AGENT_CHAT_GROUP_TASKS=3:"}, `chat.group_tasks: "3:" is not a uid:task pair`},
+		{site, []string{"T3AGENT_CHAT_GROUP_TASKS=3:a,3:b"}, "chat.group_tasks: group 3 is mapped twice"},
+		{site, []string{"T3AGENT_CHAT_MAX_ACTIVE_PER_USER=0"}, "chat.max_active_per_user: must be at least 1"},
+		{site, []string{"T3AGENT_CHAT_MAX_ACTIVE_PER_USER=many"}, `chat.max_active_per_user (from T3AGENT_CHAT_MAX_ACTIVE_PER_USER): "many" is not a whole number`},
+		{site, []string{"T3AGENT_CHAT_MAX_CONVERSATIONS_PER_USER=-1"}, "chat.max_conversations_per_user: must be at least 1"},
+		{site, []string{"T3AGENT_CHAT_MAX_MESSAGE_LENGTH=0"}, "chat.max_message_length: must be between 1 and 262144 characters"},
+		{site, []string{"T3AGENT_CHAT_MAX_MESSAGE_LENGTH=300000"}, "chat.max_message_length: must be between 1 and 262144"},
+		{site, []string{"T3AGENT_CHAT_STALE_AFTER=0s"}, "chat.stale_after: must be a positive duration"},
+		{site + "chat:\n  archive_after: 30d\n", nil, "configuration file"},
+		{site, []string{"T3AGENT_CHAT_ARCHIVE_AFTER=30d"}, `chat.archive_after (from T3AGENT_CHAT_ARCHIVE_AFTER): "30d" is not a duration`},
+		{site, []string{"T3AGENT_CHAT_ARCHIVE_AFTER=-1h"}, "chat.archive_after: must be a duration such as 720h (30 days), or 0 to never archive"},
+		{site, []string{"T3AGENT_CHAT_DELETE_AFTER=-1h"}, "chat.delete_after: must be a duration such as 2160h (90 days), or 0 to never delete"},
+		{site, []string{"T3AGENT_CHAT_RECONCILE_GRACE=0s"}, "chat.reconcile_grace: must be a positive duration"},
+		{site, []string{"T3AGENT_CHAT_POLL_INTERVAL=1ms"}, "chat.poll_interval: must be a duration between 10ms and 1m0s"},
+		{site, []string{"T3AGENT_CHAT_POLL_INTERVAL=2m"}, "chat.poll_interval: must be a duration between"},
+		{site, []string{"T3AGENT_CHAT_WORKER_CONCURRENCY=0"}, "chat.worker_concurrency: must be between 1 and 256"},
+		{site, []string{"T3AGENT_CHAT_WORKER_CONCURRENCY=257"}, "chat.worker_concurrency: must be between 1 and 256"},
+	} {
+		_, err := Load(writeFile(t, c.body), c.env)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q %q: err = %v, want %q", c.body, c.env, err, c.want)
+			continue
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q %q: error spans lines: %q", c.body, c.env, err)
+		}
+	}
+
+	// A hand-built section is checked by Settings as well.
+	bad := DefaultChat()
+	bad.GroupTasks = "3:Chat"
+	if _, err := bad.Settings(); err == nil || !strings.HasPrefix(err.Error(), "chat.group_tasks:") {
+		t.Errorf("hand-built bad section: %v", err)
 	}
 }

@@ -1,7 +1,9 @@
 // Package web is t3agent's HTTP face: health and readiness probes,
-// Prometheus metrics and the pages of the UI. Handlers never expose an
-// internal error to the client: the client gets a neutral sentence, the log
-// gets the cause.
+// Prometheus metrics, the pages of the UI and the JSON API under /api/v1
+// (login and service tokens, the chat, runs and the inbox, tools, labels,
+// the OpenAPI document). Handlers never expose an internal error to the
+// client: the client gets a code and a neutral sentence, the log gets the
+// cause.
 package web
 
 import (
@@ -13,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,14 +48,23 @@ type Params struct {
 	Users func(ctx context.Context) ([]User, error)
 	// Registry receives the server's metrics; nil creates a private one.
 	Registry *prometheus.Registry
+	// API serves /api/v1; nil serves no API.
+	API *API
 }
 
 // Server holds the handlers. It is safe for concurrent use.
 type Server struct {
 	p        Params
+	api      *API
 	mux      *http.ServeMux
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	limiter  *loginLimiter
+
+	// closing is closed when the HTTP server shuts down, to end the
+	// streams, which would otherwise hold the shutdown until its timeout.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 //go:embed templates/*.html
@@ -70,8 +82,9 @@ func New(p Params) *Server {
 		p.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	s := &Server{
-		p:   p,
-		mux: http.NewServeMux(),
+		p:       p,
+		mux:     http.NewServeMux(),
+		closing: make(chan struct{}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "t3agent_http_requests_total",
 			Help: "HTTP requests by route and status code.",
@@ -93,11 +106,23 @@ func New(p Params) *Server {
 	s.handle("GET /readyz", s.readyz)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(p.Registry, promhttp.HandlerOpts{}))
 	s.handle("GET /{$}", s.home)
+	if p.API != nil {
+		api := *p.API
+		s.api = &api
+		s.registerAPI()
+	}
 	return s
 }
 
 // Handler returns the root handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return s }
+
+// ServeHTTP serves every route.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// CloseStreams ends the open event streams; Serve calls it when the
+// server shuts down. It may be called more than once.
+func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 func (s *Server) handle(pattern string, h http.HandlerFunc) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
@@ -118,6 +143,10 @@ func (r *statusRecorder) WriteHeader(code int) {
 	r.code = code
 	r.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection (flushing a
+// stream).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -172,13 +201,18 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 }
 
 // Serve runs handler on ln until ctx is cancelled, then shuts down
-// gracefully, waiting at most shutdownTimeout for requests in flight.
+// gracefully, waiting at most shutdownTimeout for requests in flight. A
+// handler with open streams (a Server's) has them closed when the
+// shutdown begins.
 func Serve(ctx context.Context, ln net.Listener, handler http.Handler, shutdownTimeout time.Duration, logger *slog.Logger) error {
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	if sc, ok := handler.(interface{ CloseStreams() }); ok {
+		srv.RegisterOnShutdown(sc.CloseStreams)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

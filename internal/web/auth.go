@@ -1,0 +1,394 @@
+package web
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/t3agent/t3agent/internal/agent"
+	"github.com/t3agent/t3agent/internal/store"
+	"github.com/t3agent/t3agent/internal/typo3"
+)
+
+// SessionCookie is the name of the login cookie. Its value is a random
+// secret; the store keeps only its SHA-256.
+const SessionCookie = "t3agent_session"
+
+// CSRFHeader carries the session's CSRF token on every unsafe request
+// made with the cookie.
+const CSRFHeader = "X-CSRF-Token"
+
+// maxBearerLen bounds a bearer token before it is hashed.
+const maxBearerLen = 512
+
+// touchEvery limits how often a token's last use is written.
+const touchEvery = time.Minute
+
+// errNoSession marks a session cookie that names no live session; the
+// cookie is then expired in the answer.
+var errNoSession = errors.New("no such session")
+
+// HashSecret is the SHA-256 (hex) under which a session secret or a
+// service token is stored and looked up.
+func HashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// randomSecret is 32 random bytes, base64url.
+func randomSecret() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// authenticate finds the caller of a request: a bearer token when an
+// Authorization header is present, else the session cookie.
+func (s *Server) authenticate(r *http.Request) (*caller, error) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		return s.bearer(r, h)
+	}
+	ck, err := r.Cookie(SessionCookie)
+	if err != nil || ck.Value == "" {
+		return nil, apiErr(http.StatusUnauthorized, "unauthorized", nil)
+	}
+	return s.sessionCaller(r, ck.Value)
+}
+
+// bearer authenticates a service token. Unknown, revoked and expired
+// tokens, and tokens whose backend user cannot act, are all 401
+// invalidToken; the log says which.
+func (s *Server) bearer(r *http.Request, header string) (*caller, error) {
+	scheme, tok, ok := strings.Cut(header, " ")
+	tok = strings.TrimSpace(tok)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" || len(tok) > maxBearerLen {
+		return nil, apiErr(http.StatusUnauthorized, "invalidToken", errors.New("malformed Authorization header"))
+	}
+	ctx := r.Context()
+	t, err := s.api.Credentials.ServiceTokenByHash(ctx, HashSecret(tok))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apiErr(http.StatusUnauthorized, "invalidToken", errors.New("unknown token"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up service token: %w", err)
+	}
+	now := s.api.Now()
+	switch {
+	case t.Revoked:
+		return nil, apiErr(http.StatusUnauthorized, "invalidToken", fmt.Errorf("token %s is revoked", t.Name))
+	case !t.ExpiresAt.IsZero() && !now.Before(t.ExpiresAt):
+		return nil, apiErr(http.StatusUnauthorized, "invalidToken", fmt.Errorf("token %s expired at %s", t.Name, t.ExpiresAt))
+	}
+	u, err := s.api.Site.BackendUserByName(ctx, t.Username)
+	if errors.Is(err, typo3.ErrUserCannotAct) {
+		return nil, apiErr(http.StatusUnauthorized, "invalidToken", fmt.Errorf("token %s acts as %s, who cannot act: %w", t.Name, t.Username, err))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load the backend user of token %s: %w", t.Name, err)
+	}
+	if t.LastUsedAt.IsZero() || now.Sub(t.LastUsedAt) >= touchEvery {
+		if err := s.api.Credentials.TouchServiceToken(ctx, t.ID, now); err != nil {
+			s.p.Logger.Warn("recording a service token's use", "token", t.Name, "err", err)
+		}
+	}
+	return &caller{user: u, access: agent.Access{Token: t.Name, Scopes: t.Scopes}}, nil
+}
+
+// sessionCaller authenticates a session cookie and loads its user afresh.
+func (s *Server) sessionCaller(r *http.Request, secret string) (*caller, error) {
+	ctx := r.Context()
+	hash := HashSecret(secret)
+	sess, err := s.api.Credentials.WebSession(ctx, hash)
+	if errors.Is(err, store.ErrNotFound) || err == nil && !s.api.Now().Before(sess.ExpiresAt) {
+		return nil, apiErr(http.StatusUnauthorized, "unauthorized", errNoSession)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up session: %w", err)
+	}
+	u, err := s.api.Site.BackendUserByName(ctx, sess.Username)
+	if errors.Is(err, typo3.ErrUserCannotAct) {
+		if derr := s.api.Credentials.DeleteWebSession(ctx, hash); derr != nil {
+			s.p.Logger.Warn("deleting the session of a user who cannot act", "err", derr)
+		}
+		return nil, apiErr(http.StatusUnauthorized, "unauthorized", fmt.Errorf("%s cannot act any more: %w", sess.Username, errNoSession))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load the backend user of a session: %w", err)
+	}
+	return &caller{user: u, session: &sess}, nil
+}
+
+func (s *Server) csrfOK(r *http.Request, sess *store.WebSession) bool {
+	got := r.Header.Get(CSRFHeader)
+	return got != "" && sess.CSRFToken != "" && subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRFToken)) == 1
+}
+
+// secureRequest reports whether the client reached us over TLS, directly
+// or through a proxy that says so.
+func secureRequest(r *http.Request) bool {
+	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
+
+func (s *Server) sessionCookie(r *http.Request, value string, maxAge int) *http.Cookie {
+	return &http.Cookie{
+		Name:     SessionCookie,
+		Value:    value,
+		Path:     "/",
+		MaxAge:   maxAge,
+		HttpOnly: true,
+		Secure:   secureRequest(r),
+		SameSite: http.SameSiteLaxMode,
+	}
+}
+
+func (s *Server) expireCookie(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, s.sessionCookie(r, "", -1))
+}
+
+// userJSON is a backend user as the API shows it.
+type userJSON struct {
+	UID      int64   `json:"uid"`
+	Username string  `json:"username"`
+	RealName string  `json:"realName,omitempty"`
+	Email    string  `json:"email,omitempty"`
+	Admin    bool    `json:"admin"`
+	Groups   []int64 `json:"groups"`
+}
+
+func userOf(u *typo3.BackendUser) userJSON {
+	g := u.GroupUIDs
+	if g == nil {
+		g = []int64{}
+	}
+	return userJSON{UID: u.UID, Username: u.Username, RealName: u.RealName, Email: u.Email, Admin: u.Admin, Groups: g}
+}
+
+type loginBody struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+}
+
+// login checks TYPO3 backend credentials and opens a session. It demands
+// a JSON content type: a cross-site form cannot send one without a CORS
+// preflight, which keeps other sites from logging a browser in.
+func (s *Server) login(w http.ResponseWriter, r *http.Request, _ *caller) {
+	if mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); strings.TrimSpace(strings.ToLower(mt)) != "application/json" {
+		s.fail(w, r, apiErr(http.StatusUnsupportedMediaType, "unsupportedMediaType", nil))
+		return
+	}
+	var body loginBody
+	if err := decode(r, &body, false); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if body.Username == "" || body.Password == "" {
+		s.fail(w, r, badRequest("Give a username and a password."))
+		return
+	}
+	ip := clientIP(r)
+	attempt, wait := s.limiter.take(ip, body.Username)
+	if attempt == nil {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		s.fail(w, r, apiErr(http.StatusTooManyRequests, "rateLimited", fmt.Errorf("login of %q from %s", body.Username, ip)))
+		return
+	}
+	ctx := r.Context()
+	u, err := s.api.Site.Authenticate(ctx, body.Username, body.Password)
+	switch {
+	case errors.Is(err, typo3.ErrAuthFailed):
+		s.p.Logger.Info("login failed", "username", body.Username, "ip", ip)
+		s.fail(w, r, apiErr(http.StatusUnauthorized, "invalidCredentials", err))
+		return
+	case errors.Is(err, typo3.ErrPasswordHashUnusable):
+		s.p.Logger.Warn("login refused: unusable password hash", "username", body.Username, "ip", ip, "err", err)
+		s.fail(w, r, apiErr(http.StatusUnauthorized, "passwordHashUnusable", err))
+		return
+	case err != nil:
+		// Not the client's fault: give the attempt back.
+		attempt.refund()
+		s.fail(w, r, fmt.Errorf("authenticate %q: %w", body.Username, err))
+		return
+	}
+	attempt.refund()
+	secret, err := randomSecret()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	csrf, err := randomSecret()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	now := s.api.Now()
+	sess := store.WebSession{IDHash: HashSecret(secret), Username: u.Username, CSRFToken: csrf, CreatedAt: now, ExpiresAt: now.Add(s.api.SessionTTL)}
+	if err := s.api.Credentials.CreateWebSession(ctx, sess); err != nil {
+		s.fail(w, r, fmt.Errorf("store session: %w", err))
+		return
+	}
+	// A login replaces the session the browser had.
+	if old, err := r.Cookie(SessionCookie); err == nil && old.Value != "" {
+		if err := s.api.Credentials.DeleteWebSession(ctx, HashSecret(old.Value)); err != nil {
+			s.p.Logger.Warn("deleting the replaced session", "err", err)
+		}
+	}
+	// Logins are what adds sessions, so they also sweep the expired ones:
+	// no background sweeper is needed to keep the table small.
+	if _, err := s.api.Credentials.DeleteExpiredWebSessions(ctx); err != nil {
+		s.p.Logger.Warn("deleting expired sessions", "err", err)
+	}
+	http.SetCookie(w, s.sessionCookie(r, secret, int(s.api.SessionTTL/time.Second)))
+	s.p.Logger.Info("login", "username", u.Username, "ip", ip)
+	writeJSON(w, http.StatusOK, map[string]any{"user": userOf(u), "csrfToken": csrf, "expiresAt": sess.ExpiresAt.UTC()})
+}
+
+func (s *Server) logout(w http.ResponseWriter, r *http.Request, c *caller) {
+	if err := s.api.Credentials.DeleteWebSession(r.Context(), c.session.IDHash); err != nil {
+		s.fail(w, r, fmt.Errorf("delete session: %w", err))
+		return
+	}
+	s.expireCookie(w, r)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// me answers who is calling: the user, and the session's CSRF token (so a
+// reloaded page can find it again) or the token's name and scopes.
+func (s *Server) me(w http.ResponseWriter, _ *http.Request, c *caller) {
+	out := map[string]any{"user": userOf(c.user)}
+	if c.session != nil {
+		out["auth"] = "session"
+		out["csrfToken"] = c.session.CSRFToken
+		out["expiresAt"] = c.session.ExpiresAt.UTC()
+	} else {
+		scopes := c.access.Scopes
+		if scopes == nil {
+			scopes = []store.Scope{}
+		}
+		out["auth"] = "token"
+		out["token"] = c.access.Token
+		out["scopes"] = scopes
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// clientIP is the peer's address. X-Forwarded-For is not trusted: any
+// client could send one to escape its limit.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// loginLimiter counts login attempts in fixed windows, per client address
+// and per username. An attempt counts from the moment it starts, so
+// concurrent guesses cannot all slip under the limit; a successful login
+// gives its attempt back. It is safe for concurrent use.
+type loginLimiter struct {
+	now    func() time.Time
+	max    int
+	window time.Duration
+
+	mu   sync.Mutex
+	hits map[string]*loginWindow
+}
+
+type loginWindow struct {
+	start time.Time
+	n     int
+}
+
+// maxLimiterKeys bounds the limiter's memory; expired windows are dropped
+// first when it is reached.
+const maxLimiterKeys = 100_000
+
+func newLoginLimiter(now func() time.Time, limit int, window time.Duration) *loginLimiter {
+	return &loginLimiter{now: now, max: limit, window: window, hits: map[string]*loginWindow{}}
+}
+
+// loginAttempt is one counted attempt.
+type loginAttempt struct {
+	l *loginLimiter
+	// windows are the windows it was counted in; a refund after a window
+	// ended must not lower its successor.
+	windows []*loginWindow
+}
+
+// take counts an attempt from ip for username, or refuses it with the
+// time until the fullest window ends.
+func (l *loginLimiter) take(ip, username string) (*loginAttempt, time.Duration) {
+	keys := []string{"ip:" + ip, "user:" + strings.ToLower(strings.TrimSpace(username))}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var wait time.Duration
+	for _, k := range keys {
+		w := l.hits[k]
+		if w != nil && now.Sub(w.start) >= l.window {
+			delete(l.hits, k)
+			w = nil
+		}
+		if w != nil && w.n >= l.max {
+			wait = max(wait, w.start.Add(l.window).Sub(now))
+		}
+	}
+	if wait > 0 {
+		return nil, wait
+	}
+	if len(l.hits)+len(keys) > maxLimiterKeys {
+		l.prune(now)
+	}
+	a := &loginAttempt{l: l}
+	for _, k := range keys {
+		w := l.hits[k]
+		if w == nil {
+			w = &loginWindow{start: now}
+			l.hits[k] = w
+		}
+		w.n++
+		a.windows = append(a.windows, w)
+	}
+	return a, 0
+}
+
+// prune drops expired windows, and if that is not enough, arbitrary ones.
+func (l *loginLimiter) prune(now time.Time) {
+	for k, w := range l.hits {
+		if now.Sub(w.start) >= l.window {
+			delete(l.hits, k)
+		}
+	}
+	for k := range l.hits {
+		if len(l.hits) < maxLimiterKeys/2 {
+			break
+		}
+		delete(l.hits, k)
+	}
+}
+
+// refund gives the attempt back: only failures count. It undoes this
+// attempt alone, so a client that owns one account cannot wipe the
+// failures before it by logging in.
+func (a *loginAttempt) refund() {
+	a.l.mu.Lock()
+	defer a.l.mu.Unlock()
+	for _, w := range a.windows {
+		if w.n > 0 {
+			w.n--
+		}
+	}
+}
