@@ -114,9 +114,15 @@ func TestWorkerReconciles(t *testing.T) {
 	w.Start(ctx)
 	defer w.Stop()
 	// The slot found nothing and waits for its next poll, which never
-	// comes: the decision below is left to reconcile.
+	// comes. The decision is recorded by another process (another
+	// Service on the same store), which wakes no slot of this one: it is
+	// left to reconcile.
 	tm.waitFor(t, poll)
-	if _, err := f.Service.Decide(ctx, f.Users["editor"], chat.DecideParams{ID: id, Approve: true, Digest: p.Pending.Digest}); err != nil {
+	elsewhere, err := chat.New(chat.Params{Store: f.Store, Runtime: f.Runtime, Tasks: f.Tasks, Users: f.Site, Now: f.Clock.Now, Logger: f.Logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := elsewhere.Decide(ctx, f.Users["editor"], chat.DecideParams{ID: id, Approve: true, Digest: p.Pending.Digest}); err != nil {
 		t.Fatal(err)
 	}
 	changes, cancel := f.Service.Changes(id)
@@ -165,5 +171,40 @@ func TestWorkerStopFinishesTurns(t *testing.T) {
 	}
 	if c := f.Conversation(t, queued); c.Status != store.ConversationProcessing {
 		t.Errorf("a conversation was claimed after the context ended: %+v", c)
+	}
+}
+
+// TestWorkerWakesOnSend: a turn queued through the worker's own Service
+// is claimed at once, without waiting for the next poll (which never
+// comes here).
+func TestWorkerWakesOnSend(t *testing.T) {
+	f := setup(t, chattest.Options{Rounds: rounds(llmtest.Text("Hello back"))})
+	tm := newTimers()
+	w, err := chat.NewWorker(chat.WorkerParams{Service: f.Service, Poll: time.Hour, After: tm.after})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Start(context.Background())
+	defer w.Stop()
+	tm.waitFor(t, time.Hour)
+	v, err := f.Service.Create(context.Background(), f.Users["editor"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, cancel := f.Service.Changes(v.Conversation.ID)
+	defer cancel()
+	if _, err := f.Service.Send(context.Background(), f.Users["editor"], chat.SendParams{ID: v.Conversation.ID, Content: "Hello"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(time.Minute)
+	for f.Conversation(t, v.Conversation.ID).Status != store.ConversationIdle {
+		select {
+		case <-changes:
+		case <-deadline:
+			t.Fatalf("the turn was not claimed without a poll: %+v", f.Conversation(t, v.Conversation.ID))
+		}
+	}
+	if msgs := f.Messages(t, v.Conversation.ID); len(msgs) != 2 || msgs[1].Content != "Hello back" {
+		t.Errorf("messages: %+v", msgs)
 	}
 }
