@@ -10,6 +10,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,55 @@ import (
 )
 
 func slogDiscard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// routeHits records which API route answered which status in this test
+// binary, so that TestMain can prove the scenario tests reach every
+// route.
+type routeHits struct {
+	mu   sync.Mutex
+	seen map[string]map[int]bool
+}
+
+// hits is the test binary's record; tests only add to it.
+var hits = &routeHits{seen: map[string]map[int]bool{}}
+
+func (h *routeHits) record(s *Server) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, pattern := s.mux.Handler(r)
+		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		s.Handler().ServeHTTP(rec, r)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.seen[pattern] == nil {
+			h.seen[pattern] = map[int]bool{}
+		}
+		h.seen[pattern][rec.code] = true
+	})
+}
+
+// missing lists the API routes no test reached, and the error statuses
+// the API answers somewhere but no test saw on any route.
+func (h *routeHits) missing() (routes []string, statuses []int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	seenStatus := map[int]bool{}
+	for _, codes := range h.seen {
+		for c := range codes {
+			seenStatus[c] = true
+		}
+	}
+	for _, rt := range New(Params{API: &API{}}).apiRoutes() {
+		if len(h.seen[rt.pattern]) == 0 {
+			routes = append(routes, rt.pattern)
+		}
+	}
+	for _, c := range []int{400, 401, 403, 404, 409, 413, 422, 429} {
+		if !seenStatus[c] {
+			statuses = append(statuses, c)
+		}
+	}
+	return routes, statuses
+}
 
 // apiEnv is the API over the whole chat fixture (real store, demo site,
 // gate, runtime, chat, scripted provider, MCP server), served over real
@@ -54,7 +104,7 @@ func serve(t *testing.T, f *chattest.Fixture, change func(*API)) *apiEnv {
 		change(api)
 	}
 	srv := New(Params{Logger: f.Logger, SiteName: "Nordlicht Pumps", Version: "test", API: api})
-	ts := httptest.NewServer(srv.Handler())
+	ts := httptest.NewServer(hits.record(srv))
 	t.Cleanup(ts.Close)
 	return &apiEnv{t: t, f: f, srv: srv, ts: ts}
 }

@@ -3,10 +3,13 @@ package web
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +17,30 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain checks for leaked goroutines and, when the whole package ran,
+// that the scenario tests reached every API route and saw every error
+// status the API answers.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if code == 0 && flag.Lookup("test.run").Value.String() == "" && !testing.Short() {
+		routes, statuses := hits.missing()
+		for _, r := range routes {
+			fmt.Fprintf(os.Stderr, "no test reaches the route %s\n", r)
+			code = 1
+		}
+		for _, c := range statuses {
+			fmt.Fprintf(os.Stderr, "no test sees the status %d\n", c)
+			code = 1
+		}
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 func get(t *testing.T, h http.Handler, path string) (int, string) {
 	t.Helper()
