@@ -119,11 +119,13 @@ func (r *Resolved) GateConfig() gate.Config {
 // Resolve reads the configuration identifier with its model, provider
 // and fallback chain. See (*Snapshot).Resolve.
 func (s *Service) Resolve(ctx context.Context, identifier string) (*Resolved, error) {
-	snap, err := s.Snapshot(ctx)
+	// Read live on every call (a change counts from the next run on), but
+	// only the tables a chain is made of: this runs for every queued run.
+	chains, err := s.st.AgentConfigChains(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return snap.Resolve(identifier)
+	return snapshotFromStore(chains).Resolve(identifier)
 }
 
 // ResolveTask reads a task and resolves its configuration.

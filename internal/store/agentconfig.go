@@ -22,6 +22,10 @@ type AgentConfigs interface {
 	// consistent read, each list ordered by identifier (bytewise); the
 	// lists are never nil.
 	AgentConfigSnapshot(ctx context.Context) (AgentConfigSnapshot, error)
+	// AgentConfigChains is AgentConfigSnapshot without the tasks and the
+	// user budgets (both lists empty): what resolving a configuration's
+	// chain reads, in one consistent read.
+	AgentConfigChains(ctx context.Context) (AgentConfigSnapshot, error)
 	// UserBudget returns the budget of one backend user, or ErrNotFound.
 	UserBudget(ctx context.Context, username string) (UserBudget, error)
 	// ApplyAgentConfig saves and deletes records in one transaction: all
@@ -543,7 +547,18 @@ func listAll[T any](ctx context.Context, tx *sql.Tx, noun, query string, scan fu
 	return out, nil
 }
 
-func (s *sqlStore) AgentConfigSnapshot(ctx context.Context) (snap AgentConfigSnapshot, err error) {
+func (s *sqlStore) AgentConfigSnapshot(ctx context.Context) (AgentConfigSnapshot, error) {
+	return s.agentConfigRead(ctx, true)
+}
+
+func (s *sqlStore) AgentConfigChains(ctx context.Context) (AgentConfigSnapshot, error) {
+	return s.agentConfigRead(ctx, false)
+}
+
+// agentConfigRead reads the providers, models and configurations, and
+// with all the tasks and user budgets too; lists not read are empty.
+func (s *sqlStore) agentConfigRead(ctx context.Context, all bool) (snap AgentConfigSnapshot, err error) {
+	snap = AgentConfigSnapshot{Tasks: []LLMTask{}, UserBudgets: []UserBudget{}}
 	// One read transaction, so a concurrent apply is seen whole or not at
 	// all. Repeatable read makes PostgreSQL hold one snapshot; SQLite's
 	// read transactions always do.
@@ -563,6 +578,9 @@ func (s *sqlStore) AgentConfigSnapshot(ctx context.Context) (snap AgentConfigSna
 	if snap.Configurations, err = listAll(ctx, tx, "LLM configurations",
 		`SELECT `+configurationColumns+` FROM llm_configurations ORDER BY identifier`, scanConfiguration); err != nil {
 		return snap, err
+	}
+	if !all {
+		return snap, nil
 	}
 	if snap.Tasks, err = listAll(ctx, tx, "LLM tasks",
 		`SELECT `+taskColumns+` FROM llm_tasks ORDER BY identifier`, scanTask); err != nil {

@@ -101,7 +101,7 @@ func governanceCast(j int) string {
 // is not promised (SQLite), hence the sort.
 //
 // On PostgreSQL the statement commits without waiting for the WAL flush
-// (see commitWithoutFlush): an offer's events come before the run's own
+// (synchronous_commit off for its transaction only): an offer's events come before the run's own
 // durable writes, whose flush carries them, since the WAL is written in
 // order; a run that never writes durably again was lost whole.
 func insertEvents(ctx context.Context, q querier, pg bool, params []RecordGovernanceEventParams, at time.Time) ([]GovernanceEvent, error) {

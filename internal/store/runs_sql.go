@@ -352,25 +352,31 @@ func (s *sqlStore) SettleRun(ctx context.Context, p SettleRunParams) (Run, error
 	if p.Expired {
 		expired = ` AND lease_expires < $12`
 	}
+	args := []any{p.Status, p.Outcome, p.TerminationReason, p.Progress.Rounds, p.Progress.ToolCalls,
+		p.Progress.InputTokens, p.Progress.OutputTokens, costArg(p.Progress), p.Progress.Truncated, p.Error,
+		p.ErrorClass, now, p.ID, RunCompleted, RunFailed, RunCancelled, p.LeaseOwner}
+	settle := `UPDATE runs SET status = $1, outcome = $2, termination_reason = $3, rounds = $4, tool_calls = $5,
+			input_tokens = $6, output_tokens = $7, cost = $8, truncated = $9, error = $10, error_class = $11,
+			lease_owner = '', lease_expires = NULL, pending_effect = '', suspended_state = NULL,
+			queued_request = NULL, available_at = NULL, updated_at = $12, finished_at = $12
+		WHERE id = $13 AND status NOT IN ($14, $15, $16) AND ($17 = '' OR lease_owner = $17)` + expired + `
+		RETURNING ` + runColumns
+	miss := func(q queryRower) error {
+		want := "unfinished"
+		if p.LeaseOwner != "" {
+			want = "unfinished under lease " + strconv.Quote(p.LeaseOwner)
+		}
+		return explainMiss(ctx, q, p.ID, want)
+	}
+	if s.drv.Dialect() == goose.DialectPostgres {
+		return s.settlePostgres(ctx, p, settle, args, now, miss)
+	}
 	var out Run
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = scanRun(tx.QueryRowContext(ctx, `
-			UPDATE runs SET status = $1, outcome = $2, termination_reason = $3, rounds = $4, tool_calls = $5,
-				input_tokens = $6, output_tokens = $7, cost = $8, truncated = $9, error = $10, error_class = $11,
-				lease_owner = '', lease_expires = NULL, pending_effect = '', suspended_state = NULL,
-				queued_request = NULL, available_at = NULL, updated_at = $12, finished_at = $12
-			WHERE id = $13 AND status NOT IN ($14, $15, $16) AND ($17 = '' OR lease_owner = $17)`+expired+`
-			RETURNING `+runColumns,
-			p.Status, p.Outcome, p.TerminationReason, p.Progress.Rounds, p.Progress.ToolCalls,
-			p.Progress.InputTokens, p.Progress.OutputTokens, costArg(p.Progress), p.Progress.Truncated, p.Error,
-			p.ErrorClass, now, p.ID, RunCompleted, RunFailed, RunCancelled, p.LeaseOwner))
+		out, err = scanRun(tx.QueryRowContext(ctx, settle, args...))
 		if errors.Is(err, sql.ErrNoRows) {
-			want := "unfinished"
-			if p.LeaseOwner != "" {
-				want = "unfinished under lease " + strconv.Quote(p.LeaseOwner)
-			}
-			return explainMiss(ctx, tx, p.ID, want)
+			return miss(tx)
 		}
 		if err != nil {
 			return fmt.Errorf("store: cannot settle run %s: %w", p.ID, err)
@@ -379,6 +385,37 @@ func (s *sqlStore) SettleRun(ctx context.Context, p SettleRunParams) (Run, error
 	})
 	if err != nil {
 		return Run{}, err
+	}
+	return out, nil
+}
+
+// settlePostgres is SettleRun in one statement, one round trip: the
+// guarded update and the events' insert as data-modifying CTEs, which
+// PostgreSQL runs atomically. Unlike a heartbeat it is a durable commit.
+func (s *sqlStore) settlePostgres(ctx context.Context, p SettleRunParams, settle string, args []any, now time.Time,
+	miss func(queryRower) error) (Run, error) {
+	var q strings.Builder
+	q.WriteString(`WITH settled AS (` + settle + `)`)
+	if len(p.Events) > 0 {
+		q.WriteString(`, events AS (INSERT INTO run_events (run_id, seq, kind, round, duration_ms, payload, created_at)
+			SELECT settled.id, v.seq, v.kind, v.round, v.duration_ms, v.payload, v.created_at FROM settled CROSS JOIN (VALUES `)
+		for i, ev := range p.Events {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			n := len(args)
+			fmt.Fprintf(&q, "($%d::bigint, $%d::text, $%d::integer, $%d::bigint, $%d::text, $%d::timestamptz)", n+1, n+2, n+3, n+4, n+5, n+6)
+			args = append(args, ev.Seq, ev.Kind, ev.Round, ev.Duration.Milliseconds(), eventPayload(ev), eventTime(ev, now))
+		}
+		q.WriteString(`) AS v (seq, kind, round, duration_ms, payload, created_at))`)
+	}
+	q.WriteString(` SELECT * FROM settled`)
+	out, err := scanRun(s.w.QueryRowContext(ctx, q.String(), args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Run{}, miss(s.w)
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("store: cannot settle run %s: %w", p.ID, err)
 	}
 	return out, nil
 }

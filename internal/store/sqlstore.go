@@ -193,18 +193,3 @@ func (ts timeScanner) parse(v string) error {
 	*ts.t = t.UTC()
 	return nil
 }
-
-// commitWithoutFlush lets the transaction commit without waiting for the
-// WAL flush on PostgreSQL (synchronous_commit off, for this transaction
-// only). Visibility is unchanged; on a server crash the last few
-// milliseconds of such rows may be lost, and any later durable commit
-// flushes them, since the WAL is written in order. Use it for high-rate
-// records (telemetry, governance events), never for run state. SQLite
-// commits as always.
-func (s *sqlStore) commitWithoutFlush(ctx context.Context, tx *sql.Tx) error {
-	if s.drv.Dialect() != goose.DialectPostgres {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = off`)
-	return err
-}

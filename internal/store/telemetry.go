@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pressly/goose/v3"
 )
 
 // Telemetry persists one row per LLM provider call and the daily usage
@@ -215,47 +217,81 @@ func (s *sqlStore) RecordLLMCall(ctx context.Context, p RecordLLMCallParams) (LL
 		unpriced = 1
 	}
 	at := s.stamp()
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		// A call row is visible to the next budget check at once; it need
-		// not wait for the WAL flush.
-		if err := s.commitWithoutFlush(ctx, tx); err != nil {
-			return fmt.Errorf("store: cannot record the LLM call: %w", err)
-		}
-		err := tx.QueryRowContext(ctx, `
-			INSERT INTO llm_calls (run_id, source, operation, username, requested_configuration, configuration,
-				fallback_index, provider, model, model_id, success, error_class, input_tokens, output_tokens, cost,
-				latency_ms, attempts, day, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
-			RETURNING id, created_at`,
-			p.RunID, p.Source, p.Operation, p.Username, p.RequestedConfiguration, p.Configuration, p.FallbackIndex,
-			p.Provider, p.Model, p.ModelID, p.Success, p.ErrorClass, p.InputTokens, p.OutputTokens, p.Cost,
-			p.Latency.Milliseconds(), p.Attempts, p.Day, at,
-		).Scan(&c.ID, timeScanner{&c.CreatedAt})
-		if err != nil {
-			return fmt.Errorf("store: cannot record the LLM call: %w", err)
-		}
-		_, err = tx.ExecContext(ctx, `
-			INSERT INTO llm_usage_daily (day, username, configuration, provider, model, source,
-				requests, errors, input_tokens, output_tokens, cost, unpriced)
-			VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10, $11)
-			ON CONFLICT (day, username, configuration, provider, model, source) DO UPDATE SET
-				requests = llm_usage_daily.requests + 1,
-				errors = llm_usage_daily.errors + excluded.errors,
-				input_tokens = llm_usage_daily.input_tokens + excluded.input_tokens,
-				output_tokens = llm_usage_daily.output_tokens + excluded.output_tokens,
-				cost = llm_usage_daily.cost + excluded.cost,
-				unpriced = llm_usage_daily.unpriced + excluded.unpriced`,
-			p.Day, p.Username, p.Configuration, p.Provider, p.Model, p.Source,
-			errs, deref(p.InputTokens), deref(p.OutputTokens), deref(p.Cost), unpriced)
-		if err != nil {
-			return fmt.Errorf("store: cannot add the LLM call to the usage ledger: %w", err)
-		}
-		return nil
-	})
+	args := []any{p.RunID, p.Source, p.Operation, p.Username, p.RequestedConfiguration, p.Configuration,
+		p.FallbackIndex, p.Provider, p.Model, p.ModelID, p.Success, p.ErrorClass, p.InputTokens, p.OutputTokens,
+		p.Cost, p.Latency.Milliseconds(), p.Attempts, p.Day, at}
+	var err error
+	if s.drv.Dialect() == goose.DialectPostgres {
+		err = s.recordLLMCallPostgres(ctx, args, &c)
+	} else {
+		ledger := []any{p.Day, p.Username, p.Configuration, p.Provider, p.Model, p.Source,
+			errs, deref(p.InputTokens), deref(p.OutputTokens), deref(p.Cost), unpriced}
+		err = s.writeTx(ctx, func(tx *sql.Tx) error {
+			err := tx.QueryRowContext(ctx, `
+				INSERT INTO llm_calls (`+llmCallInsertColumns+`)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+				RETURNING id, created_at`, args...).Scan(&c.ID, timeScanner{&c.CreatedAt})
+			if err != nil {
+				return fmt.Errorf("store: cannot record the LLM call: %w", err)
+			}
+			if _, err = tx.ExecContext(ctx, `
+				INSERT INTO llm_usage_daily (day, username, configuration, provider, model, source,
+					requests, errors, input_tokens, output_tokens, cost, unpriced)
+				VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $9, $10, $11)`+ledgerUpsert, ledger...); err != nil {
+				return fmt.Errorf("store: cannot add the LLM call to the usage ledger: %w", err)
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return LLMCall{}, err
 	}
 	return c, nil
+}
+
+const llmCallInsertColumns = `run_id, source, operation, username, requested_configuration, configuration,
+	fallback_index, provider, model, model_id, success, error_class, input_tokens, output_tokens, cost,
+	latency_ms, attempts, day, created_at`
+
+// ledgerUpsert adds a call to an existing ledger row of its day and keys.
+const ledgerUpsert = `
+	ON CONFLICT (day, username, configuration, provider, model, source) DO UPDATE SET
+		requests = llm_usage_daily.requests + 1,
+		errors = llm_usage_daily.errors + excluded.errors,
+		input_tokens = llm_usage_daily.input_tokens + excluded.input_tokens,
+		output_tokens = llm_usage_daily.output_tokens + excluded.output_tokens,
+		cost = llm_usage_daily.cost + excluded.cost,
+		unpriced = llm_usage_daily.unpriced + excluded.unpriced`
+
+// recordLLMCallPostgres is RecordLLMCall in one statement, one round trip:
+// the call's insert and the ledger's upsert as data-modifying CTEs, which
+// PostgreSQL runs atomically. The ledger row is computed from the call row
+// as inserted. It does not wait for the WAL flush: a call row is visible
+// to the next budget check at once, and the run's next durable commit (the
+// settle at the latest) flushes it, since the WAL is written in order.
+func (s *sqlStore) recordLLMCallPostgres(ctx context.Context, args []any, c *LLMCall) error {
+	err := s.w.QueryRowContext(ctx, `
+		WITH async AS (SELECT set_config('synchronous_commit', 'off', true) AS v),
+		call AS (
+			INSERT INTO llm_calls (`+llmCallInsertColumns+`)
+			SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint, $8::text, $9::text,
+				$10::text, $11::boolean, $12::text, $13::bigint, $14::bigint, $15::bigint, $16::bigint, $17::bigint,
+				$18::text, $19::timestamptz
+			FROM async WHERE async.v IS NOT NULL
+			RETURNING id, created_at, day, username, configuration, provider, model, source, success,
+				input_tokens, output_tokens, cost),
+		ledger AS (
+			INSERT INTO llm_usage_daily (day, username, configuration, provider, model, source,
+				requests, errors, input_tokens, output_tokens, cost, unpriced)
+			SELECT day, username, configuration, provider, model, source, 1,
+				CASE WHEN success THEN 0 ELSE 1 END, COALESCE(input_tokens, 0), COALESCE(output_tokens, 0),
+				COALESCE(cost, 0), CASE WHEN cost IS NULL THEN 1 ELSE 0 END
+			FROM call`+ledgerUpsert+`)
+		SELECT id, created_at FROM call`, args...).Scan(&c.ID, timeScanner{&c.CreatedAt})
+	if err != nil {
+		return fmt.Errorf("store: cannot record the LLM call: %w", err)
+	}
+	return nil
 }
 
 func (s *sqlStore) LLMCalls(ctx context.Context, p ListLLMCallsParams) ([]LLMCall, error) {

@@ -131,6 +131,14 @@ func testAgentConfigRoundTrip(t *testing.T, h harness) {
 	if g := unstamped(got); !reflect.DeepEqual(g, want) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", g, want)
 	}
+	chains, err := f.st.AgentConfigChains(t.Context())
+	if err != nil {
+		t.Fatalf("AgentConfigChains: %v", err)
+	}
+	want.Tasks, want.UserBudgets = []store.LLMTask{}, []store.UserBudget{}
+	if g := unstamped(chains); !reflect.DeepEqual(g, want) {
+		t.Errorf("chains:\n got %+v\nwant %+v", g, want)
+	}
 	ub, err := f.st.UserBudget(t.Context(), "jürgen")
 	if err != nil || ub.Budget != in.SaveUserBudgets[0].Budget || !ub.Active {
 		t.Errorf("UserBudget = %+v, %v", ub, err)
@@ -328,6 +336,13 @@ func testAgentConfigConcurrentApply(t *testing.T, h harness) {
 		}
 		if len(s.Providers) != len(s.Models) {
 			return errors.New("a snapshot saw half a batch")
+		}
+		c, err := f.st.AgentConfigChains(ctx)
+		if err != nil {
+			return err
+		}
+		if len(c.Providers) != len(c.Models) {
+			return errors.New("a read of the chains saw half a batch")
 		}
 		return nil
 	})

@@ -250,9 +250,22 @@ func testRunTerminal(t *testing.T, h harness) {
 	if _, err := f.st.SettleRun(t.Context(), store.SettleRunParams{ID: p.ID, LeaseOwner: "someone-else", Status: store.RunCompleted}); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("settling under another lease: err = %v, want ErrConflict", err)
 	}
+	// The settle and its events are one: an event that cannot be stored
+	// (a seq twice) leaves the run unsettled.
+	dup := settle
+	dup.Events = []store.RunEventParams{ev(0, "llm", 1, `{}`), ev(0, "llm", 1, `{}`)}
+	if _, err := f.st.SettleRun(t.Context(), dup); err == nil {
+		t.Errorf("settling with a seq twice: err = nil")
+	}
+	if got := getRun(t, f.st, p.ID); got.Status != store.RunRunning || got.LeaseOwner != p.LeaseOwner {
+		t.Errorf("a failed settle left the run %s under lease %q", got.Status, got.LeaseOwner)
+	}
 	got, err := f.st.SettleRun(t.Context(), settle)
 	if err != nil {
 		t.Fatalf("SettleRun: %v", err)
+	}
+	if evs := runEvents(t, f.st, store.ListRunEventsParams{RunID: p.ID}); len(evs) != 1 || evs[0].Kind != "llm" || string(evs[0].Payload) != `{"error":"serverError"}` {
+		t.Errorf("events after the settle = %+v, want the settle's llm event", evs)
 	}
 	if got.Status != store.RunFailed || got.TerminationReason != "provider_failed" || got.Error != "The provider failed." ||
 		got.ErrorClass != "serverError" || got.InputTokens != 10 || got.LeaseOwner != "" || got.FinishedAt.IsZero() {
