@@ -481,8 +481,6 @@ var (
 		"updated_at", "updated_by"})
 )
 
-type rowScanner interface{ Scan(dest ...any) error }
-
 func scanProvider(r rowScanner) (LLMProvider, error) {
 	var p LLMProvider
 	var timeoutMS int64
@@ -526,27 +524,6 @@ func scanUserBudget(r rowScanner) (UserBudget, error) {
 	return u, err
 }
 
-// listAll reads one table into a never-nil slice.
-func listAll[T any](ctx context.Context, tx *sql.Tx, noun, query string, scan func(rowScanner) (T, error)) ([]T, error) {
-	rows, err := tx.QueryContext(ctx, query)
-	if err != nil {
-		return nil, fmt.Errorf("store: cannot list %s: %w", noun, err)
-	}
-	defer rows.Close()
-	out := []T{}
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: cannot read %s: %w", noun, err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: cannot list %s: %w", noun, err)
-	}
-	return out, nil
-}
-
 func (s *sqlStore) AgentConfigSnapshot(ctx context.Context) (AgentConfigSnapshot, error) {
 	return s.agentConfigRead(ctx, true)
 }
@@ -567,27 +544,22 @@ func (s *sqlStore) agentConfigRead(ctx context.Context, all bool) (snap AgentCon
 		return snap, fmt.Errorf("store: cannot read the agent configuration: %w", err)
 	}
 	defer func() { err = errors.Join(err, ignoreDone(tx.Rollback())) }()
-	if snap.Providers, err = listAll(ctx, tx, "LLM providers",
-		`SELECT `+providerColumns+` FROM llm_providers ORDER BY identifier`, scanProvider); err != nil {
+	if snap.Providers, err = queryAll(ctx, tx, "list LLM providers", "LLM providers", scanProvider, `SELECT `+providerColumns+` FROM llm_providers ORDER BY identifier`); err != nil {
 		return snap, err
 	}
-	if snap.Models, err = listAll(ctx, tx, "LLM models",
-		`SELECT `+modelColumns+` FROM llm_models ORDER BY identifier`, scanModel); err != nil {
+	if snap.Models, err = queryAll(ctx, tx, "list LLM models", "LLM models", scanModel, `SELECT `+modelColumns+` FROM llm_models ORDER BY identifier`); err != nil {
 		return snap, err
 	}
-	if snap.Configurations, err = listAll(ctx, tx, "LLM configurations",
-		`SELECT `+configurationColumns+` FROM llm_configurations ORDER BY identifier`, scanConfiguration); err != nil {
+	if snap.Configurations, err = queryAll(ctx, tx, "list LLM configurations", "LLM configurations", scanConfiguration, `SELECT `+configurationColumns+` FROM llm_configurations ORDER BY identifier`); err != nil {
 		return snap, err
 	}
 	if !all {
 		return snap, nil
 	}
-	if snap.Tasks, err = listAll(ctx, tx, "LLM tasks",
-		`SELECT `+taskColumns+` FROM llm_tasks ORDER BY identifier`, scanTask); err != nil {
+	if snap.Tasks, err = queryAll(ctx, tx, "list LLM tasks", "LLM tasks", scanTask, `SELECT `+taskColumns+` FROM llm_tasks ORDER BY identifier`); err != nil {
 		return snap, err
 	}
-	snap.UserBudgets, err = listAll(ctx, tx, "user budgets",
-		`SELECT `+userBudgetColumns+` FROM llm_user_budgets ORDER BY username`, scanUserBudget)
+	snap.UserBudgets, err = queryAll(ctx, tx, "list user budgets", "user budgets", scanUserBudget, `SELECT `+userBudgetColumns+` FROM llm_user_budgets ORDER BY username`)
 	return snap, err
 }
 

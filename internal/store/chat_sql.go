@@ -18,7 +18,7 @@ const conversationColumns = `id, owner_uid, owner_username, title, status, task,
 	decision_digest, decision_by, decision_reason, pending_input, error_message, error_code, pinned, archived,
 	message_count, created_at, updated_at`
 
-func scanConversation(sc runScanner) (Conversation, error) {
+func scanConversation(sc rowScanner) (Conversation, error) {
 	var c Conversation
 	err := sc.Scan(&c.ID, &c.OwnerUID, &c.OwnerUsername, &c.Title, &c.Status, &c.Task, &c.ClaimID, &c.RunID,
 		&c.Decision, &c.DecisionDigest, &c.DecisionBy, &c.DecisionReason, &c.PendingInput, &c.ErrorMessage,
@@ -29,23 +29,7 @@ func scanConversation(sc runScanner) (Conversation, error) {
 // queryConversations runs a SELECT of conversationColumns and scans every
 // row; what names the listing in errors.
 func (s *sqlStore) queryConversations(ctx context.Context, what, q string, args ...any) ([]Conversation, error) {
-	rows, err := s.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: cannot %s: %w", what, err)
-	}
-	defer rows.Close()
-	out := []Conversation{}
-	for rows.Next() {
-		c, err := scanConversation(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: cannot read a conversation: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: cannot %s: %w", what, err)
-	}
-	return out, nil
+	return queryAll(ctx, s.r, what, "a conversation", scanConversation, q, args...)
 }
 
 // ---- validation ----

@@ -91,7 +91,7 @@ func nullTime(t time.Time) any {
 
 const serviceTokenColumns = `id, name, username, scopes, secret_hash, created_by, created_at, expires_at, last_used_at, revoked`
 
-func scanServiceToken(sc runScanner) (ServiceToken, error) {
+func scanServiceToken(sc rowScanner) (ServiceToken, error) {
 	var t ServiceToken
 	err := sc.Scan(&t.ID, &t.Name, &t.Username, scopesScanner{&t.Scopes}, &t.SecretHash, &t.CreatedBy,
 		timeScanner{&t.CreatedAt}, nullTimeScanner{&t.ExpiresAt}, nullTimeScanner{&t.LastUsedAt}, &t.Revoked)
@@ -147,23 +147,8 @@ func (s *sqlStore) ServiceTokenByHash(ctx context.Context, secretHash string) (S
 }
 
 func (s *sqlStore) ServiceTokens(ctx context.Context) ([]ServiceToken, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+serviceTokenColumns+` FROM service_tokens ORDER BY name`)
-	if err != nil {
-		return nil, fmt.Errorf("store: cannot list service tokens: %w", err)
-	}
-	defer rows.Close()
-	out := []ServiceToken{}
-	for rows.Next() {
-		t, err := scanServiceToken(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: cannot read a service token: %w", err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: cannot list service tokens: %w", err)
-	}
-	return out, nil
+	return queryAll(ctx, s.r, "list service tokens", "a service token", scanServiceToken,
+		`SELECT `+serviceTokenColumns+` FROM service_tokens ORDER BY name`)
 }
 
 func (s *sqlStore) RevokeServiceToken(ctx context.Context, name string) error {

@@ -27,9 +27,7 @@ func (n mcpNullTime) Scan(src any) error {
 	return timeScanner(n).Scan(src)
 }
 
-type mcpRowScanner interface{ Scan(dest ...any) error }
-
-func scanMCPServer(r mcpRowScanner) (MCPServer, error) {
+func scanMCPServer(r rowScanner) (MCPServer, error) {
 	var s MCPServer
 	var latencyMS int64
 	err := r.Scan(&s.Identifier, &s.Name, &s.Description, &s.URL, &s.AuthKind, &s.AuthHeader, &s.SealedCredential,
@@ -40,7 +38,7 @@ func scanMCPServer(r mcpRowScanner) (MCPServer, error) {
 	return s, err
 }
 
-func scanMCPTool(r mcpRowScanner) (MCPTool, error) {
+func scanMCPTool(r rowScanner) (MCPTool, error) {
 	var t MCPTool
 	err := r.Scan(&t.Name, &t.Server, &t.RemoteName, &t.Title, &t.Description, &t.InputSchema, &t.Annotations,
 		&t.Effect, &t.Orphaned, timeScanner{&t.ImportedAt})
@@ -154,23 +152,8 @@ func (s *sqlStore) MCPServer(ctx context.Context, identifier string) (MCPServer,
 }
 
 func (s *sqlStore) MCPServers(ctx context.Context) ([]MCPServer, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+mcpServerColumns+` FROM mcp_servers ORDER BY identifier`)
-	if err != nil {
-		return nil, fmt.Errorf("store: cannot list MCP servers: %w", err)
-	}
-	defer rows.Close()
-	out := []MCPServer{}
-	for rows.Next() {
-		srv, err := scanMCPServer(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: cannot read an MCP server: %w", err)
-		}
-		out = append(out, srv)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: cannot list MCP servers: %w", err)
-	}
-	return out, nil
+	return queryAll(ctx, s.r, "list MCP servers", "an MCP server", scanMCPServer,
+		`SELECT `+mcpServerColumns+` FROM mcp_servers ORDER BY identifier`)
 }
 
 func (s *sqlStore) UpdateMCPServer(ctx context.Context, p UpdateMCPServerParams) (MCPServer, error) {

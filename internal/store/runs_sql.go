@@ -19,10 +19,8 @@ const runColumns = `id, status, outcome, termination_reason, owner_username, own
 	suspended_state IS NOT NULL, queued_request IS NOT NULL, requeue_count, available_at, created_at,
 	updated_at, finished_at`
 
-// runScanner is what *sql.Row and *sql.Rows share.
-type runScanner interface{ Scan(dest ...any) error }
-
-func scanRun(sc runScanner, extra ...any) (Run, error) {
+// rowScanner is what *sql.Row and *sql.Rows share.
+func scanRun(sc rowScanner, extra ...any) (Run, error) {
 	var r Run
 	var cost sql.NullInt64
 	dest := []any{&r.ID, &r.Status, &r.Outcome, &r.TerminationReason, &r.OwnerUsername, &r.OwnerUID,
@@ -495,23 +493,7 @@ func (s *sqlStore) Runs(ctx context.Context, p ListRunsParams) ([]Run, error) {
 // queryRuns runs a SELECT of runColumns and scans every row; what names
 // the listing in errors.
 func (s *sqlStore) queryRuns(ctx context.Context, what, q string, args ...any) ([]Run, error) {
-	rows, err := s.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: cannot %s: %w", what, err)
-	}
-	defer rows.Close()
-	out := []Run{}
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: cannot read a run: %w", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: cannot %s: %w", what, err)
-	}
-	return out, nil
+	return queryAll(ctx, s.r, what, "a run", func(sc rowScanner) (Run, error) { return scanRun(sc) }, q, args...)
 }
 
 func (s *sqlStore) RunEvents(ctx context.Context, p ListRunEventsParams) ([]RunEvent, error) {

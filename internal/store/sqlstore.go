@@ -193,3 +193,29 @@ func (ts timeScanner) parse(v string) error {
 	*ts.t = t.UTC()
 	return nil
 }
+
+// rowScanner is a *sql.Row or *sql.Rows.
+type rowScanner interface{ Scan(dest ...any) error }
+
+// queryAll runs query on q and scans every row with scan, never
+// returning nil; what names the listing ("list runs") and item one row
+// ("a run") in errors.
+func queryAll[T any](ctx context.Context, q querier, what, item string, scan func(rowScanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: cannot %s: %w", what, err)
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: cannot read %s: %w", item, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: cannot %s: %w", what, err)
+	}
+	return out, nil
+}
