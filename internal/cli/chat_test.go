@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -249,28 +248,10 @@ func TestChatProcessAndWorker(t *testing.T) {
 	// stored and the conversation is idle again.
 	srv := llmtest.NewOpenAI(t, llmtest.Text("Hello, Erika."))
 	env := []string{"DEMO_OPENAI_KEY=" + llmtest.Key, "T3AGENT_CHAT_TASK=chat"}
-	doc := filepath.Join(t.TempDir(), "agents.yaml")
-	if err := os.WriteFile(doc, fmt.Appendf(nil, `
-providers:
-  - identifier: demo-openai
-    adapter: openai
-    endpoint: %s
-    api_key: env:DEMO_OPENAI_KEY
-    trust_zone: externalGlobal
-models:
-  - identifier: demo-model
-    provider: demo-openai
-    model_id: gpt-demo
-    context_length: 128000
-configurations:
-  - identifier: assistant
-    model: demo-model
-tasks:
+	doc := agentsDoc(t, srv.BaseURL(), `tasks:
   - identifier: chat
     configuration: assistant
-`, srv.BaseURL()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`)
 	if _, _, err := run(t, ctx, work, env, "apply", "-f", doc); err != nil {
 		t.Fatal(err)
 	}

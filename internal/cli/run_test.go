@@ -165,25 +165,7 @@ func TestRunsDecisions(t *testing.T) {
 	call := llmtest.Calls(llmtest.Call("call_1", "mcp_docs_shout", `{}`))
 	srv := llmtest.NewOpenAI(t, call, llmtest.Text("Shouted."), call, llmtest.Text("Not shouted."), call)
 	env := []string{"DEMO_OPENAI_KEY=" + llmtest.Key}
-	doc := filepath.Join(t.TempDir(), "agents.yaml")
-	if err := os.WriteFile(doc, fmt.Appendf(nil, `
-providers:
-  - identifier: demo-openai
-    adapter: openai
-    endpoint: %s
-    api_key: env:DEMO_OPENAI_KEY
-    trust_zone: externalGlobal
-models:
-  - identifier: demo-model
-    provider: demo-openai
-    model_id: gpt-demo
-    context_length: 128000
-configurations:
-  - identifier: assistant
-    model: demo-model
-`, srv.BaseURL()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	doc := agentsDoc(t, srv.BaseURL(), "")
 	ok := func(args ...string) (string, string) {
 		t.Helper()
 		out, errOut, err := run(t, ctx, work, env, args...)
@@ -280,25 +262,7 @@ func TestWorkerCommand(t *testing.T) {
 	ctx := context.Background()
 	srv := llmtest.NewOpenAI(t, llmtest.Text("One."), llmtest.Text("Two."))
 	env := []string{"DEMO_OPENAI_KEY=" + llmtest.Key}
-	doc := filepath.Join(t.TempDir(), "agents.yaml")
-	if err := os.WriteFile(doc, fmt.Appendf(nil, `
-providers:
-  - identifier: demo-openai
-    adapter: openai
-    endpoint: %s
-    api_key: env:DEMO_OPENAI_KEY
-    trust_zone: externalGlobal
-models:
-  - identifier: demo-model
-    provider: demo-openai
-    model_id: gpt-demo
-    context_length: 128000
-configurations:
-  - identifier: assistant
-    model: demo-model
-`, srv.BaseURL()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	doc := agentsDoc(t, srv.BaseURL(), "")
 	if _, _, err := run(t, ctx, work, env, "apply", "-f", doc); err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +387,10 @@ func runRow(t *testing.T, ctx context.Context, work string, env []string, id str
 	return v.Run
 }
 
-const crashAgents = `
+// demoAgents is an agents document: one OpenAI provider at an endpoint
+// (%s) with the key from DEMO_OPENAI_KEY, one model, and the
+// configuration "assistant".
+const demoAgents = `
 providers:
   - identifier: demo-openai
     adapter: openai
@@ -439,6 +406,17 @@ configurations:
   - identifier: assistant
     model: demo-model
 `
+
+// agentsDoc writes demoAgents for endpoint, followed by extra YAML, and
+// returns the file's path for `apply -f`.
+func agentsDoc(t *testing.T, endpoint, extra string) string {
+	t.Helper()
+	doc := filepath.Join(t.TempDir(), "agents.yaml")
+	if err := os.WriteFile(doc, append(fmt.Appendf(nil, demoAgents, endpoint), extra...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
 
 // TestCrashAfterFencedWrite: a child process approves an MCP write and is
 // killed while the write is under way; the reaper dead-letters the run
@@ -470,10 +448,7 @@ func TestCrashAfterFencedWrite(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("call_1", "mcp_docs_shout", `{}`)))
 	env := []string{"DEMO_OPENAI_KEY=" + llmtest.Key}
-	doc := filepath.Join(t.TempDir(), "agents.yaml")
-	if err := os.WriteFile(doc, fmt.Appendf(nil, crashAgents, srv.BaseURL()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	doc := agentsDoc(t, srv.BaseURL(), "")
 	for _, args := range [][]string{
 		{"apply", "-f", doc},
 		{"mcp", "add", "docs", "--url", mcpSrv.URL, "--data-class", "editorContent", "--enable", "--as", "admin"},
@@ -541,10 +516,7 @@ func TestCrashReadOnlyRequeued(t *testing.T) {
 		llmtest.Text("Done after all."),
 	)
 	env := []string{"DEMO_OPENAI_KEY=" + llmtest.Key}
-	doc := filepath.Join(t.TempDir(), "agents.yaml")
-	if err := os.WriteFile(doc, fmt.Appendf(nil, crashAgents, srv.BaseURL()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	doc := agentsDoc(t, srv.BaseURL(), "")
 	if _, _, err := run(t, ctx, work, env, "apply", "-f", doc); err != nil {
 		t.Fatal(err)
 	}
