@@ -81,6 +81,27 @@ func costArg(p RunProgress) any {
 	return p.Cost
 }
 
+// eventsCTE writes the PostgreSQL CTE ", events AS (INSERT …)" that
+// appends evs to the run the CTE named source returns (nothing when that
+// CTE updated no row), and returns args with the events' values added.
+func eventsCTE(q *strings.Builder, args []any, source string, evs []RunEventParams, now time.Time) []any {
+	if len(evs) == 0 {
+		return args
+	}
+	q.WriteString(`, events AS (INSERT INTO run_events (run_id, seq, kind, round, duration_ms, payload, created_at)
+		SELECT ` + source + `.id, v.seq, v.kind, v.round, v.duration_ms, v.payload, v.created_at FROM ` + source + ` CROSS JOIN (VALUES `)
+	for i, ev := range evs {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		n := len(args)
+		fmt.Fprintf(q, "($%d::bigint, $%d::text, $%d::integer, $%d::bigint, $%d::text, $%d::timestamptz)", n+1, n+2, n+3, n+4, n+5, n+6)
+		args = append(args, ev.Seq, ev.Kind, ev.Round, ev.Duration.Milliseconds(), eventPayload(ev), eventTime(ev, now))
+	}
+	q.WriteString(`) AS v (seq, kind, round, duration_ms, payload, created_at))`)
+	return args
+}
+
 // insertRunEvents appends evs in one multi-row INSERT.
 func insertRunEvents(ctx context.Context, tx *sql.Tx, runID string, evs []RunEventParams, at time.Time) error {
 	if len(evs) == 0 {
@@ -229,19 +250,7 @@ func (s *sqlStore) recordStepPostgres(ctx context.Context, p RecordRunStepParams
 	q.WriteString(`step AS (UPDATE runs SET rounds = $1, tool_calls = $2, input_tokens = $3, output_tokens = $4,
 		cost = $5, truncated = $6, pending_effect = $7, lease_expires = $8, updated_at = $9
 		WHERE id = $10 AND status = $11 AND lease_owner = $12` + guard + ` RETURNING id)`)
-	if len(p.Events) > 0 {
-		q.WriteString(`, events AS (INSERT INTO run_events (run_id, seq, kind, round, duration_ms, payload, created_at)
-			SELECT step.id, v.seq, v.kind, v.round, v.duration_ms, v.payload, v.created_at FROM step CROSS JOIN (VALUES `)
-		for i, ev := range p.Events {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			n := len(args)
-			fmt.Fprintf(&q, "($%d::bigint, $%d::text, $%d::integer, $%d::bigint, $%d::text, $%d::timestamptz)", n+1, n+2, n+3, n+4, n+5, n+6)
-			args = append(args, ev.Seq, ev.Kind, ev.Round, ev.Duration.Milliseconds(), eventPayload(ev), eventTime(ev, now))
-		}
-		q.WriteString(`) AS v (seq, kind, round, duration_ms, payload, created_at))`)
-	}
+	args = eventsCTE(&q, args, "step", p.Events, now)
 	q.WriteString(` SELECT count(*) FROM step`)
 	var n int
 	if err := s.w.QueryRowContext(ctx, q.String(), args...).Scan(&n); err != nil {
@@ -394,19 +403,7 @@ func (s *sqlStore) settlePostgres(ctx context.Context, p SettleRunParams, settle
 	miss func(queryRower) error) (Run, error) {
 	var q strings.Builder
 	q.WriteString(`WITH settled AS (` + settle + `)`)
-	if len(p.Events) > 0 {
-		q.WriteString(`, events AS (INSERT INTO run_events (run_id, seq, kind, round, duration_ms, payload, created_at)
-			SELECT settled.id, v.seq, v.kind, v.round, v.duration_ms, v.payload, v.created_at FROM settled CROSS JOIN (VALUES `)
-		for i, ev := range p.Events {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			n := len(args)
-			fmt.Fprintf(&q, "($%d::bigint, $%d::text, $%d::integer, $%d::bigint, $%d::text, $%d::timestamptz)", n+1, n+2, n+3, n+4, n+5, n+6)
-			args = append(args, ev.Seq, ev.Kind, ev.Round, ev.Duration.Milliseconds(), eventPayload(ev), eventTime(ev, now))
-		}
-		q.WriteString(`) AS v (seq, kind, round, duration_ms, payload, created_at))`)
-	}
+	args = eventsCTE(&q, args, "settled", p.Events, now)
 	q.WriteString(` SELECT * FROM settled`)
 	out, err := scanRun(s.w.QueryRowContext(ctx, q.String(), args...))
 	if errors.Is(err, sql.ErrNoRows) {
