@@ -360,8 +360,8 @@ func (r *run) call(ctx context.Context, round int, msgs []llm.Message, defs []ll
 // configuration would be exceeded; a failing check refuses too.
 func (r *run) checkBudget(ctx context.Context, estimated int) *ending {
 	p := telemetry.CheckBudgetParams{
-		Username: r.username(), Configuration: r.conf.Identifier, Budget: r.conf.Budget,
-		PlannedTokens: int64(estimated),
+		Username: r.username(), UserBudget: r.cfg.UserLimits(r.username()),
+		Configuration: r.conf.Identifier, Budget: r.conf.Budget, PlannedTokens: int64(estimated),
 	}
 	if pr := r.cfg.Model.Prices; pr != nil {
 		p.PlannedCost = pr.Cost(llm.Usage{InputTokens: estimated})

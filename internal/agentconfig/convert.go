@@ -133,6 +133,7 @@ func (b UserBudget) toStore() store.UserBudget {
 
 func snapshotFromStore(s store.AgentConfigSnapshot) *Snapshot {
 	out := &Snapshot{
+		generation:     s.Generation,
 		Providers:      make([]Provider, len(s.Providers)),
 		Models:         make([]Model, len(s.Models)),
 		Configurations: make([]Configuration, len(s.Configurations)),

@@ -284,6 +284,8 @@ type Snapshot struct {
 	Configurations []Configuration `json:"configurations"`
 	Tasks          []Task          `json:"tasks"`
 	Budgets        []UserBudget    `json:"budgets"`
+	// generation is the store's generation the records were read at.
+	generation int64
 }
 
 func find[T any](list []T, id func(T) string, want string) (T, bool) {
@@ -319,4 +321,14 @@ func (s *Snapshot) Task(id string) (Task, bool) {
 // Budget returns the budget of this backend user.
 func (s *Snapshot) Budget(username string) (UserBudget, bool) {
 	return find(s.Budgets, func(b UserBudget) string { return b.Username }, username)
+}
+
+// UserLimits returns the limits of the user's budget when it is active,
+// and no limits (the zero Budget) when the user has none or it is
+// switched off.
+func (s *Snapshot) UserLimits(username string) Budget {
+	if b, ok := s.Budget(username); ok && b.Active {
+		return b.Budget
+	}
+	return Budget{}
 }

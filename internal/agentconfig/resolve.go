@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/secret"
@@ -39,12 +40,18 @@ type Params struct {
 	LookupEnv func(name string) (string, bool)
 }
 
-// Service reads, resolves and applies the configuration model. It holds
-// no state beyond its parameters and is safe for concurrent use.
+// Service reads, resolves and applies the configuration model. It is
+// safe for concurrent use. Resolving keeps the last snapshot it read and
+// reuses it while the store's generation has not moved: every resolve
+// still asks the store (one small query), so a change made anywhere,
+// even by hand in SQL, counts from the next resolve on.
 type Service struct {
 	st        store.AgentConfigs
 	keys      *secret.Keyring
 	lookupEnv func(string) (string, bool)
+
+	mu   sync.Mutex
+	last *Snapshot // shared: never changed after it is stored here
 }
 
 // New returns a Service over p.Store.
@@ -56,13 +63,42 @@ func New(p Params) *Service {
 	return s
 }
 
-// Snapshot reads every record, consistently.
+// Snapshot reads every record, consistently. The result is the caller's
+// own.
 func (s *Service) Snapshot(ctx context.Context) (*Snapshot, error) {
 	snap, err := s.st.AgentConfigSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return snapshotFromStore(snap), nil
+}
+
+// current returns the model as it is now: the snapshot read last while
+// the store's generation still matches it, a fresh read otherwise. The
+// result is shared and must not be changed.
+func (s *Service) current(ctx context.Context) (*Snapshot, error) {
+	g, err := s.st.AgentConfigGeneration(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	last := s.last
+	s.mu.Unlock()
+	if last != nil && last.generation == g {
+		return last, nil
+	}
+	// The snapshot carries the generation it was read at, which may be
+	// newer than g; either way it is at least as new as g.
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.last == nil || snap.generation > s.last.generation {
+		s.last = snap
+	}
+	s.mu.Unlock()
+	return snap, nil
 }
 
 // Entry is one usable configuration with its model and provider.
@@ -86,6 +122,8 @@ type Resolved struct {
 	Entry
 	Fallbacks []Entry   `json:"fallbacks"`
 	Skipped   []Skipped `json:"skipped,omitempty"`
+	// from is the snapshot the configuration was resolved in.
+	from *Snapshot
 }
 
 var _ gate.Configuration = (*Resolved)(nil)
@@ -116,21 +154,32 @@ func (r *Resolved) GateConfig() gate.Config {
 	}
 }
 
-// Resolve reads the configuration identifier with its model, provider
-// and fallback chain. See (*Snapshot).Resolve.
+// UserLimits returns the budget limits of the backend user in the
+// snapshot the configuration was resolved in (see Snapshot.UserLimits). A
+// run is held to them, as to the configuration's own, from its start: a
+// change counts from the next run on. A Resolved not made by a resolve has
+// no snapshot, hence no user limits.
+func (r *Resolved) UserLimits(username string) Budget {
+	if r.from == nil {
+		return Budget{}
+	}
+	return r.from.UserLimits(username)
+}
+
+// Resolve resolves the configuration identifier with its model, provider
+// and fallback chain in the model as it is now. See (*Snapshot).Resolve.
 func (s *Service) Resolve(ctx context.Context, identifier string) (*Resolved, error) {
-	// Read live on every call (a change counts from the next run on), but
-	// only the tables a chain is made of: this runs for every queued run.
-	chains, err := s.st.AgentConfigChains(ctx)
+	snap, err := s.current(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return snapshotFromStore(chains).Resolve(identifier)
+	return snap.Resolve(identifier)
 }
 
-// ResolveTask reads a task and resolves its configuration.
+// ResolveTask resolves a task and its configuration in the model as it
+// is now.
 func (s *Service) ResolveTask(ctx context.Context, identifier string) (Task, *Resolved, error) {
-	snap, err := s.Snapshot(ctx)
+	snap, err := s.current(ctx)
 	if err != nil {
 		return Task{}, nil, err
 	}
@@ -183,7 +232,7 @@ func (s *Snapshot) Resolve(identifier string) (*Resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Resolved{Entry: primary, Fallbacks: []Entry{}}
+	r := &Resolved{Entry: primary, Fallbacks: []Entry{}, from: s}
 	seen := map[string]bool{identifier: true}
 	var walk func(c Configuration, path []string) error
 	walk = func(c Configuration, path []string) error {

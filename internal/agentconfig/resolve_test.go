@@ -2,11 +2,14 @@ package agentconfig_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/t3agent/t3agent/internal/agentconfig"
@@ -272,5 +275,128 @@ func TestResolvedThroughTheGate(t *testing.T) {
 	}
 	if !lowered["page_content"].Allowed {
 		t.Errorf("local with a global fallback: page_content = %+v, want allowed", lowered["page_content"])
+	}
+}
+
+// countingStore counts the full reads of the real store underneath.
+type countingStore struct {
+	store.AgentConfigs
+	snapshots atomic.Int64
+}
+
+func (c *countingStore) AgentConfigSnapshot(ctx context.Context) (store.AgentConfigSnapshot, error) {
+	c.snapshots.Add(1)
+	return c.AgentConfigs.AgentConfigSnapshot(ctx)
+}
+
+// TestResolveSeesEveryChange: resolving reuses the model it read while
+// nothing changed, and sees every change from the next resolve on, an
+// apply through the service as much as an operator's own SQL on the
+// database; the user limits come from the same model.
+func TestResolveSeesEveryChange(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envParams{})
+	e.mustApply(t, fullDoc, false)
+	cs := &countingStore{AgentConfigs: e.st}
+	svc := agentconfig.New(agentconfig.Params{Store: cs, Keyring: e.keys})
+	ctx := t.Context()
+	resolve := func(what string) *agentconfig.Resolved {
+		t.Helper()
+		r, err := svc.Resolve(ctx, "support")
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return r
+	}
+	limits := func(r *agentconfig.Resolved) [3]agentconfig.Budget {
+		return [3]agentconfig.Budget{r.UserLimits("editor"), r.UserLimits("admin"), r.UserLimits("nobody")}
+	}
+
+	r := resolve("first")
+	if want := (agentconfig.Budget{RequestsPerDay: 50, CostPerDay: agentconfig.Dollar * 5 / 4}); limits(r) != [3]agentconfig.Budget{want, {}, {}} {
+		t.Errorf("user limits (editor, inactive admin, nobody) = %+v", limits(r))
+	}
+	for i := range 3 {
+		if again := resolve("unchanged"); again.Configuration.SystemPrompt != r.Configuration.SystemPrompt {
+			t.Fatalf("resolve %d changed without a write", i)
+		}
+	}
+	if n := cs.snapshots.Load(); n != 1 {
+		t.Errorf("4 resolves without a change read the model %d times, want 1", n)
+	}
+	if _, _, err := svc.ResolveTask(ctx, "chat"); err != nil || cs.snapshots.Load() != 1 {
+		t.Errorf("ResolveTask without a change: %v, %d reads", err, cs.snapshots.Load())
+	}
+
+	// An apply through another service (another process, say).
+	e.mustApply(t, strings.Replace(fullDoc, "You help editors of the Nordlicht site.", "Changed by apply.", 1), false)
+	if got := resolve("after apply").Configuration.SystemPrompt; got != "Changed by apply.\n" {
+		t.Errorf("after an apply: system prompt %q", got)
+	}
+
+	// An operator's SQL, straight on the database file.
+	db, err := sql.Open("sqlite", e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		`UPDATE llm_configurations SET system_prompt = 'Changed by hand.' WHERE identifier = 'support'`,
+		`UPDATE llm_user_budgets SET active = 0 WHERE username = 'editor'`,
+		`UPDATE llm_user_budgets SET active = 1 WHERE username = 'admin'`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	r = resolve("after SQL")
+	if r.Configuration.SystemPrompt != "Changed by hand." || limits(r) != [3]agentconfig.Budget{} {
+		t.Errorf("after an operator's SQL: prompt %q, limits %+v", r.Configuration.SystemPrompt, limits(r))
+	}
+	if _, err := db.ExecContext(ctx, `UPDATE llm_configurations SET active = 0 WHERE identifier = 'support'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Resolve(ctx, "support"); !errors.Is(err, agentconfig.ErrInactive) {
+		t.Errorf("resolving a configuration switched off by hand: %v, want ErrInactive", err)
+	}
+	if n := cs.snapshots.Load(); n != 4 {
+		t.Errorf("the model was read %d times over 3 changes, want 4", n)
+	}
+}
+
+// TestResolveConcurrent: many goroutines resolve while another applies;
+// each sees a whole model, and the shared one is never written to.
+func TestResolveConcurrent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envParams{})
+	e.mustApply(t, fullDoc, false)
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				r, err := e.svc.Resolve(ctx, "support")
+				if err != nil {
+					errs <- err
+					return
+				}
+				if p := r.Configuration.SystemPrompt; p != "You help editors of the Nordlicht site.\n" && p != "Second.\n" {
+					errs <- fmt.Errorf("system prompt %q", p)
+					return
+				}
+				_ = r.GateConfig()
+				_ = r.UserLimits("editor")
+			}
+		})
+	}
+	e.mustApply(t, strings.Replace(fullDoc, "You help editors of the Nordlicht site.", "Second.", 1), false)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if r, err := e.svc.Resolve(ctx, "support"); err != nil || r.Configuration.SystemPrompt != "Second.\n" {
+		t.Errorf("after the apply: %v, %+v", err, r)
 	}
 }

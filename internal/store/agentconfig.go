@@ -22,12 +22,11 @@ type AgentConfigs interface {
 	// consistent read, each list ordered by identifier (bytewise); the
 	// lists are never nil.
 	AgentConfigSnapshot(ctx context.Context) (AgentConfigSnapshot, error)
-	// AgentConfigChains is AgentConfigSnapshot without the tasks and the
-	// user budgets (both lists empty): what resolving a configuration's
-	// chain reads, in one consistent read.
-	AgentConfigChains(ctx context.Context) (AgentConfigSnapshot, error)
-	// UserBudget returns the budget of one backend user, or ErrNotFound.
-	UserBudget(ctx context.Context, username string) (UserBudget, error)
+	// AgentConfigGeneration returns the current generation of the model:
+	// a number that grows with every write to its tables, by t3agent or
+	// by anyone else's SQL, and is committed with the write. A snapshot
+	// whose Generation equals it is still current. One small query.
+	AgentConfigGeneration(ctx context.Context) (int64, error)
 	// ApplyAgentConfig saves and deletes records in one transaction: all
 	// changes are stored, or none. Saves run first, in dependency order
 	// (providers, models, configurations, tasks, user budgets), then
@@ -135,6 +134,8 @@ type UserBudget struct {
 
 // AgentConfigSnapshot is every record of the configuration model.
 type AgentConfigSnapshot struct {
+	// Generation is the model's generation the records were read at.
+	Generation     int64
 	Providers      []LLMProvider
 	Models         []LLMModel
 	Configurations []LLMConfiguration
@@ -524,26 +525,28 @@ func scanUserBudget(r rowScanner) (UserBudget, error) {
 	return u, err
 }
 
-func (s *sqlStore) AgentConfigSnapshot(ctx context.Context) (AgentConfigSnapshot, error) {
-	return s.agentConfigRead(ctx, true)
+const selectAgentConfigGeneration = `SELECT generation FROM agent_config_generation WHERE id = 1`
+
+func (s *sqlStore) AgentConfigGeneration(ctx context.Context) (int64, error) {
+	var g int64
+	if err := s.r.QueryRowContext(ctx, selectAgentConfigGeneration).Scan(&g); err != nil {
+		return 0, fmt.Errorf("store: cannot read the agent configuration's generation: %w", err)
+	}
+	return g, nil
 }
 
-func (s *sqlStore) AgentConfigChains(ctx context.Context) (AgentConfigSnapshot, error) {
-	return s.agentConfigRead(ctx, false)
-}
-
-// agentConfigRead reads the providers, models and configurations, and
-// with all the tasks and user budgets too; lists not read are empty.
-func (s *sqlStore) agentConfigRead(ctx context.Context, all bool) (snap AgentConfigSnapshot, err error) {
-	snap = AgentConfigSnapshot{Tasks: []LLMTask{}, UserBudgets: []UserBudget{}}
+func (s *sqlStore) AgentConfigSnapshot(ctx context.Context) (snap AgentConfigSnapshot, err error) {
 	// One read transaction, so a concurrent apply is seen whole or not at
-	// all. Repeatable read makes PostgreSQL hold one snapshot; SQLite's
-	// read transactions always do.
+	// all, generation included. Repeatable read makes PostgreSQL hold one
+	// snapshot; SQLite's read transactions always do.
 	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
 		return snap, fmt.Errorf("store: cannot read the agent configuration: %w", err)
 	}
 	defer func() { err = errors.Join(err, ignoreDone(tx.Rollback())) }()
+	if err := tx.QueryRowContext(ctx, selectAgentConfigGeneration).Scan(&snap.Generation); err != nil {
+		return snap, fmt.Errorf("store: cannot read the agent configuration's generation: %w", err)
+	}
 	if snap.Providers, err = queryAll(ctx, tx, "list LLM providers", "LLM providers", scanProvider, `SELECT `+providerColumns+` FROM llm_providers ORDER BY identifier`); err != nil {
 		return snap, err
 	}
@@ -553,29 +556,11 @@ func (s *sqlStore) agentConfigRead(ctx context.Context, all bool) (snap AgentCon
 	if snap.Configurations, err = queryAll(ctx, tx, "list LLM configurations", "LLM configurations", scanConfiguration, `SELECT `+configurationColumns+` FROM llm_configurations ORDER BY identifier`); err != nil {
 		return snap, err
 	}
-	if !all {
-		return snap, nil
-	}
 	if snap.Tasks, err = queryAll(ctx, tx, "list LLM tasks", "LLM tasks", scanTask, `SELECT `+taskColumns+` FROM llm_tasks ORDER BY identifier`); err != nil {
 		return snap, err
 	}
 	snap.UserBudgets, err = queryAll(ctx, tx, "list user budgets", "user budgets", scanUserBudget, `SELECT `+userBudgetColumns+` FROM llm_user_budgets ORDER BY username`)
 	return snap, err
-}
-
-func (s *sqlStore) UserBudget(ctx context.Context, username string) (UserBudget, error) {
-	if err := checkName("budget username", username); err != nil {
-		return UserBudget{}, err
-	}
-	u, err := scanUserBudget(s.r.QueryRowContext(ctx,
-		`SELECT `+userBudgetColumns+` FROM llm_user_budgets WHERE username = $1`, username))
-	if errors.Is(err, sql.ErrNoRows) {
-		return UserBudget{}, notFound("budget of user %q", username)
-	}
-	if err != nil {
-		return UserBudget{}, fmt.Errorf("store: cannot read the budget of user %q: %w", username, err)
-	}
-	return u, nil
 }
 
 func (s *sqlStore) ApplyAgentConfig(ctx context.Context, p ApplyAgentConfigParams) error {

@@ -14,7 +14,6 @@ import (
 // Store is what the Recorder needs from the store.
 type Store interface {
 	store.Telemetry
-	UserBudget(ctx context.Context, username string) (store.UserBudget, error)
 }
 
 // Params configure New.
@@ -227,8 +226,13 @@ func (e *BudgetError) Is(target error) bool { return target == ErrBudgetExhauste
 
 // CheckBudgetParams describe the call about to be made.
 type CheckBudgetParams struct {
-	// Username is the acting backend user; "" skips the user budget.
+	// Username is the acting backend user, whose usage UserBudget limits;
+	// "" skips the user budget.
 	Username string
+	// UserBudget is the user's active budget as resolved with the
+	// configuration (agentconfig.Resolved.UserLimits); the zero Budget
+	// limits nothing.
+	UserBudget agentconfig.Budget
 	// Configuration is the identifier of the configuration the caller
 	// asked for (the primary), and Budget its limits. Its limits apply to
 	// the usage recorded under that configuration.
@@ -245,27 +249,16 @@ type CheckBudgetParams struct {
 // budget, then the configuration's; in each the day before the month, and
 // in each period requests, tokens, then cost; the first to trip is
 // reported. A limit of 0 is unlimited; a user without an active budget
-// record has none. The check counts this call: it trips when the limit is
-// already used up, or when what is used plus this call's share exceeds
-// it. Store errors are returned as they are. Two concurrent runs may both
+// record has none (its UserBudget is zero). The check counts this call:
+// it trips when the limit is already used up, or when what is used plus
+// this call's share exceeds it. The limits are the caller's; only the
+// usage is read here. Store errors are returned as they are. Two concurrent runs may both
 // pass a check that only one of them fits.
 func (r *Recorder) CheckBudget(ctx context.Context, p CheckBudgetParams) error {
 	today := r.now().In(r.loc)
 	if p.Username != "" {
-		ub, err := r.st.UserBudget(ctx, p.Username)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-		case err != nil:
+		if err := r.check(ctx, today, ScopeUser, p.Username, p.UserBudget, p); err != nil {
 			return err
-		case ub.Active:
-			b := agentconfig.Budget{
-				RequestsPerDay: ub.Budget.RequestsPerDay, TokensPerDay: ub.Budget.TokensPerDay,
-				CostPerDay: agentconfig.USD(ub.Budget.CostPerDay), RequestsPerMonth: ub.Budget.RequestsPerMonth,
-				TokensPerMonth: ub.Budget.TokensPerMonth, CostPerMonth: agentconfig.USD(ub.Budget.CostPerMonth),
-			}
-			if err := r.check(ctx, today, ScopeUser, p.Username, b, p); err != nil {
-				return err
-			}
 		}
 	}
 	if p.Configuration != "" {

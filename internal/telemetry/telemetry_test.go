@@ -283,7 +283,17 @@ func TestBudgetMatrix(t *testing.T) {
 				t.Errorf("%s: refused %s %s %s, want %s %s %s", name, be.Scope, be.Period, be.Metric, scope, period, metric)
 			}
 		}
-		user := func(u string) telemetry.CheckBudgetParams { return telemetry.CheckBudgetParams{Username: u} }
+		// The user's limits come from the stored budgets, as a run
+		// resolves them.
+		configs := agentconfig.New(agentconfig.Params{Store: e.st})
+		user := func(u string) telemetry.CheckBudgetParams {
+			t.Helper()
+			snap, err := configs.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return telemetry.CheckBudgetParams{Username: u, UserBudget: snap.UserLimits(u)}
+		}
 
 		// Requests per day: the check counts the call itself.
 		e.setUserBudget(t, "req", store.BudgetLimits{RequestsPerDay: 2}, true)
@@ -362,7 +372,7 @@ func TestBudgetMatrix(t *testing.T) {
 
 		// The user is checked before the configuration.
 		both := cfgBudget
-		both.Username = "req"
+		both.Username, both.UserBudget = "req", user("req").UserBudget
 		expect("user and configuration spent", both, telemetry.ScopeUser, telemetry.PeriodDay, telemetry.MetricRequests)
 	})
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -75,6 +76,7 @@ func mustSnapshot(t *testing.T, st store.Store) store.AgentConfigSnapshot {
 
 // unstamped clears what the store sets, for comparing with what was saved.
 func unstamped(s store.AgentConfigSnapshot) store.AgentConfigSnapshot {
+	s.Generation = 0
 	for i := range s.Providers {
 		s.Providers[i].CreatedAt, s.Providers[i].UpdatedAt, s.Providers[i].UpdatedBy = time.Time{}, time.Time{}, ""
 	}
@@ -102,10 +104,6 @@ func testAgentConfigEmpty(t *testing.T, h harness) {
 	if n := len(s.Providers) + len(s.Models) + len(s.Configurations) + len(s.Tasks) + len(s.UserBudgets); n != 0 {
 		t.Errorf("a new store holds %d records", n)
 	}
-	_, err := f.st.UserBudget(t.Context(), "nobody")
-	if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), `"nobody"`) {
-		t.Errorf("UserBudget of an unknown user: %v, want ErrNotFound naming the user", err)
-	}
 }
 
 func testAgentConfigRoundTrip(t *testing.T, h harness) {
@@ -130,18 +128,6 @@ func testAgentConfigRoundTrip(t *testing.T, h harness) {
 	}
 	if g := unstamped(got); !reflect.DeepEqual(g, want) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", g, want)
-	}
-	chains, err := f.st.AgentConfigChains(t.Context())
-	if err != nil {
-		t.Fatalf("AgentConfigChains: %v", err)
-	}
-	want.Tasks, want.UserBudgets = []store.LLMTask{}, []store.UserBudget{}
-	if g := unstamped(chains); !reflect.DeepEqual(g, want) {
-		t.Errorf("chains:\n got %+v\nwant %+v", g, want)
-	}
-	ub, err := f.st.UserBudget(t.Context(), "jürgen")
-	if err != nil || ub.Budget != in.SaveUserBudgets[0].Budget || !ub.Active {
-		t.Errorf("UserBudget = %+v, %v", ub, err)
 	}
 }
 
@@ -279,9 +265,6 @@ func testAgentConfigInvalid(t *testing.T, h harness) {
 	if got := mustSnapshot(t, f.st); len(got.Providers) != 0 {
 		t.Error("an invalid batch was stored")
 	}
-	if _, err := f.st.UserBudget(ctx, ""); !errors.Is(err, store.ErrInvalid) {
-		t.Errorf("UserBudget(\"\"): %v, want ErrInvalid", err)
-	}
 	// The longest prompt is accepted.
 	in.SaveConfigurations[0].SystemPrompt = strings.Repeat("ß", store.MaxPromptLen/2)
 	mustApply(t, f.st, in)
@@ -337,12 +320,12 @@ func testAgentConfigConcurrentApply(t *testing.T, h harness) {
 		if len(s.Providers) != len(s.Models) {
 			return errors.New("a snapshot saw half a batch")
 		}
-		c, err := f.st.AgentConfigChains(ctx)
+		g, err := f.st.AgentConfigGeneration(ctx)
 		if err != nil {
 			return err
 		}
-		if len(c.Providers) != len(c.Models) {
-			return errors.New("a read of the chains saw half a batch")
+		if g < s.Generation {
+			return fmt.Errorf("generation %d after a snapshot of generation %d", g, s.Generation)
 		}
 		return nil
 	})
@@ -351,5 +334,65 @@ func testAgentConfigConcurrentApply(t *testing.T, h harness) {
 	}
 	if s := mustSnapshot(t, f.st); len(s.Providers) != n || len(s.Models) != n {
 		t.Errorf("%d providers and %d models, want %d each", len(s.Providers), len(s.Models), n)
+	}
+}
+
+// testAgentConfigGeneration: every committed write to any table of the
+// model, t3agent's or an operator's own SQL, moves the generation on; reads
+// and refused batches do not; a snapshot carries the generation it was
+// read at.
+func testAgentConfigGeneration(t *testing.T, h harness) {
+	f := h.setup(t)
+	ctx := t.Context()
+	current := func() int64 {
+		t.Helper()
+		g, err := f.st.AgentConfigGeneration(ctx)
+		if err != nil {
+			t.Fatalf("AgentConfigGeneration: %v", err)
+		}
+		if s := mustSnapshot(t, f.st); s.Generation != g {
+			t.Fatalf("snapshot generation %d, current %d", s.Generation, g)
+		}
+		return g
+	}
+	last := current()
+	if again := current(); again != last {
+		t.Fatalf("reading moved the generation: %d → %d", last, again)
+	}
+	in := sampleBatch()
+	budget := in.SaveUserBudgets[0]
+	budget.Active = false
+	task := in.SaveTasks[0]
+	task.Description = "changed"
+	db := rawDB(t, f.dsn)
+	for _, c := range []struct {
+		name  string
+		apply *store.ApplyAgentConfigParams
+		sql   string
+		moves bool
+	}{
+		{"apply a whole batch", &in, "", true},
+		{"save one user budget", &store.ApplyAgentConfigParams{SaveUserBudgets: []store.UserBudget{budget}, UpdatedBy: "a"}, "", true},
+		{"save one task", &store.ApplyAgentConfigParams{SaveTasks: []store.LLMTask{task}, UpdatedBy: "a"}, "", true},
+		{"delete a task", &store.ApplyAgentConfigParams{DeleteTasks: []string{"chat"}, UpdatedBy: "a"}, "", true},
+		{"refused batch", &store.ApplyAgentConfigParams{DeleteProviders: []string{"openai"}, UpdatedBy: "a"}, "", false},
+		{"operator's UPDATE of a provider", nil, `UPDATE llm_providers SET description = 'by hand' WHERE identifier = 'ollama'`, true},
+		{"operator's UPDATE of a model", nil, `UPDATE llm_models SET description = 'by hand'`, true},
+		{"operator's UPDATE of a configuration", nil, `UPDATE llm_configurations SET system_prompt = 'by hand'`, true},
+		{"operator's DELETE of a budget", nil, `DELETE FROM llm_user_budgets`, true},
+	} {
+		if c.apply != nil {
+			err := f.st.ApplyAgentConfig(ctx, *c.apply)
+			if (err == nil) != c.moves {
+				t.Fatalf("%s: apply error %v", c.name, err)
+			}
+		} else if _, err := db.ExecContext(ctx, c.sql); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		g := current()
+		if moved := g > last; moved != c.moves {
+			t.Errorf("%s: generation %d → %d, want moved=%v", c.name, last, g, c.moves)
+		}
+		last = g
 	}
 }

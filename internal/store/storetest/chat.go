@@ -792,27 +792,33 @@ func testChatArchiveDelete(t *testing.T, h harness) {
 // connection of its own, to see what the store's interface cannot show.
 func countRows(t *testing.T, dsn, q string, args ...any) int {
 	t.Helper()
-	var db *sql.DB
-	if strings.HasPrefix(dsn, "postgres") {
-		d, err := pgstore.Open(t.Context(), dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.Close()
-		db = d.Reader()
-	} else {
-		d, err := sqlitestore.Open(t.Context(), strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.Close()
-		db = d.Reader()
-	}
 	var n int
-	if err := db.QueryRowContext(t.Context(), q, args...).Scan(&n); err != nil {
+	if err := rawDB(t, dsn).QueryRowContext(t.Context(), q, args...).Scan(&n); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 	return n
+}
+
+// rawDB opens the store's database directly, as an operator's SQL client
+// would; it is closed when t ends.
+func rawDB(t *testing.T, dsn string) *sql.DB {
+	t.Helper()
+	type driver interface {
+		Writer() *sql.DB
+		Close() error
+	}
+	var d driver
+	var err error
+	if strings.HasPrefix(dsn, "postgres") {
+		d, err = pgstore.Open(t.Context(), dsn)
+	} else {
+		d, err = sqlitestore.Open(t.Context(), strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//"))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	return d.Writer()
 }
 
 func testChatInvalid(t *testing.T, h harness) {

@@ -65,6 +65,7 @@ func Run(t *testing.T, newDSN NewDSN) {
 		{"AgentConfig/Invalid", testAgentConfigInvalid},
 		{"AgentConfig/Ordering", testAgentConfigOrdering},
 		{"AgentConfig/ConcurrentApply", testAgentConfigConcurrentApply},
+		{"AgentConfig/Generation", testAgentConfigGeneration},
 		{"Telemetry/Calls", testLLMCallsRoundTrip},
 		{"Telemetry/Ledger", testUsageLedger},
 		{"Telemetry/Invalid", testTelemetryInvalid},
