@@ -179,7 +179,7 @@ func (s *Site) userRows(ctx context.Context, column string, value any) ([]*userR
 			"file_mountpoints", "allowed_languages", "file_permissions", "disable", "deleted", "starttime", "endtime") +
 		` FROM ` + db.MustQuote("be_users") + ` WHERE ` + db.MustQuote(column) + ` = ` + a.Add(value) +
 		` ORDER BY ` + db.MustQuote("uid")
-	rs, err := db.SQL.QueryContext(ctx, q, a.Values()...)
+	rs, err := db.QueryPrepared(ctx, q, a.Values()...)
 	if err != nil {
 		return nil, fmt.Errorf("read be_users: %w", err)
 	}
@@ -337,7 +337,7 @@ func (s *Site) filterWebMounts(ctx context.Context, u *BackendUser, mounts []int
 		}
 		q := `SELECT ` + db.MustQuote("uid") + ` FROM ` + db.MustQuote("pages") + ` WHERE ` + notDeleted +
 			` AND ` + perms + ` AND ` + db.MustQuote("pages") + `.` + db.MustQuote("uid") + ` IN (` + a.AddInts(ids) + `)`
-		rows, err := db.SQL.QueryContext(ctx, q, a.Values()...)
+		rows, err := db.QueryPrepared(ctx, q, a.Values()...)
 		if err != nil {
 			return nil, fmt.Errorf("check web mounts: %w", err)
 		}
@@ -427,7 +427,7 @@ func (g *groupResolver) fetch(ctx context.Context, ids []int64) error {
 		"file_mountpoints", "file_permissions", "workspace_perms") +
 		` FROM ` + db.MustQuote("be_groups") + ` WHERE ` + restrict +
 		` AND ` + db.MustQuote("be_groups") + `.` + db.MustQuote("uid") + ` IN (` + a.AddInts(missing) + `)`
-	rows, err := db.SQL.QueryContext(ctx, q, a.Values()...)
+	rows, err := db.QueryPrepared(ctx, q, a.Values()...)
 	if err != nil {
 		return fmt.Errorf("read be_groups: %w", err)
 	}

@@ -2,6 +2,7 @@ package typo3_test
 
 import (
 	"context"
+	"database/sql"
 	"maps"
 	"slices"
 	"strings"
@@ -152,6 +153,12 @@ func (e *env) user(t *testing.T, username string) *typo3.BackendUser {
 func uids(t *testing.T, db *typo3.DB, q string, args ...any) []int64 {
 	t.Helper()
 	rows, err := db.SQL.QueryContext(context.Background(), q, args...)
+	return scanIDs(t, q, rows, err)
+}
+
+// scanIDs reads the uids of a single-column result, closing it.
+func scanIDs(t *testing.T, q string, rows *sql.Rows, err error) []int64 {
+	t.Helper()
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
