@@ -135,11 +135,9 @@ type Pending struct {
 	Previews []CallPreview
 }
 
-// Store is what the runtime needs from the store: runs and their events,
-// and the settings the gate's enforcement mode lives in.
+// Store is what the runtime needs from the store: runs and their events.
 type Store interface {
 	store.Runs
-	store.Settings
 }
 
 // ProviderSource builds the llm.Provider of a chain entry; Providers is

@@ -171,9 +171,8 @@ func (rt *Runtime) Approve(ctx context.Context, p ApproveParams) (res Result, er
 		return Result{}, r.release(ctx, refuse(RefusedApproverNotPermitted, "service token %s may not release a write", p.Access.Token), p.Approver.Username)
 	}
 	if p.Approved && len(bound) > 0 {
-		enf, _ := gate.LoadEnforcement(ctx, rt.st)
 		for _, name := range bound {
-			d, err := rt.gate.Decide(ctx, gate.DecideParams{Tool: name, Actor: p.Approver, Config: r.cfg, Enforcement: enf, RunID: r.id})
+			d, err := rt.gate.Decide(ctx, gate.DecideParams{Tool: name, Actor: p.Approver, Config: r.cfg, RunID: r.id})
 			if err != nil || !d.Allowed {
 				return Result{}, r.release(ctx, refuse(RefusedApproverNotPermitted, "%s may not use %s", p.Approver.Username, name), p.Approver.Username)
 			}
@@ -230,9 +229,8 @@ func (rt *Runtime) SubmitInput(ctx context.Context, p SubmitInputParams) (res Re
 	if err := r.checkDigest(p.Digest); err != nil {
 		return Result{}, r.release(ctx, err, p.Submitter.Username)
 	}
-	enf, _ := gate.LoadEnforcement(ctx, rt.st)
 	for _, c := range r.state.Pending {
-		d, err := rt.gate.Decide(ctx, gate.DecideParams{Tool: c.Name, Actor: p.Submitter, Config: r.cfg, Enforcement: enf, RunID: r.id})
+		d, err := rt.gate.Decide(ctx, gate.DecideParams{Tool: c.Name, Actor: p.Submitter, Config: r.cfg, RunID: r.id})
 		if err != nil || !d.Allowed {
 			return Result{}, r.release(ctx, refuse(RefusedApproverNotPermitted, "%s may not use %s", p.Submitter.Username, c.Name), p.Submitter.Username)
 		}

@@ -32,19 +32,18 @@ type run struct {
 	conf agentconfig.Configuration // the primary's, whose settings apply
 	// pipeline screens everything; provider is the fallback chain, each
 	// entry metered; chain holds the entries it tries, by name.
-	pipeline    *guardrail.Pipeline
-	provider    llm.Provider
-	chain       map[string]chainEntry
-	id          string
-	owner       string // the lease this segment holds
-	created     bool
-	finished    bool
-	rec         *recorder
-	prog        store.RunProgress
-	usage       llm.Usage
-	cal         float64
-	enforcement gate.Enforcement
-	offered     *gate.Offered
+	pipeline *guardrail.Pipeline
+	provider llm.Provider
+	chain    map[string]chainEntry
+	id       string
+	owner    string // the lease this segment holds
+	created  bool
+	finished bool
+	rec      *recorder
+	prog     store.RunProgress
+	usage    llm.Usage
+	cal      float64
+	offered  *gate.Offered
 	// state and base are set on a resumed segment: the sealed turn it
 	// answers and the rounds before it.
 	state    *suspendedState
@@ -142,9 +141,8 @@ func (r *run) start(ctx context.Context) *ending {
 }
 
 // prepare sets up what a segment needs once its row is ours: the
-// guardrail pipeline, the provider chain and the enforcement mode.
+// guardrail pipeline and the provider chain.
 func (r *run) prepare(ctx context.Context) *ending {
-	rt := r.rt
 	if r.cfg == nil {
 		e := failed(TerminationProviderFailed, "configuration", "The run has no configuration.")
 		return &e
@@ -155,15 +153,7 @@ func (r *run) prepare(ctx context.Context) *ending {
 		return &e
 	}
 	r.pipeline = pl
-	if e := r.buildChain(ctx); e != nil {
-		return e
-	}
-	enf, err := gate.LoadEnforcement(ctx, rt.st)
-	if err != nil {
-		rt.log.WarnContext(ctx, "cannot read the enforcement setting; enforcing", "run_id", r.id, "error", err.Error())
-	}
-	r.enforcement = enf
-	return nil
+	return r.buildChain(ctx)
 }
 
 func (r *run) maxRounds() int {
@@ -193,7 +183,7 @@ func (r *run) loop(ctx context.Context) ending {
 // actor and the live configuration.
 func (r *run) offer(ctx context.Context) *ending {
 	offered, err := r.rt.gate.Offer(ctx, gate.OfferParams{
-		Requested: r.req.Tools, Actor: r.req.Actor, Config: r.cfg, Enforcement: r.enforcement, RunID: r.id,
+		Requested: r.req.Tools, Actor: r.req.Actor, Config: r.cfg, RunID: r.id,
 	})
 	if err != nil {
 		e := cancelled()
@@ -520,7 +510,7 @@ func (r *run) invoke(ctx context.Context, round int, c llm.ToolCall) (string, *e
 	res := r.rt.gate.Invoke(ctx, gate.InvokeParams{
 		Name: c.Name, Args: json.RawMessage(c.Arguments),
 		Call:   tool.Call{Actor: r.req.Actor, RunID: r.id, CallID: c.ID},
-		Config: r.cfg, Enforcement: r.enforcement, Offered: r.offered,
+		Config: r.cfg, Offered: r.offered,
 	})
 	took := r.rt.now().Sub(start)
 	r.prog.ToolCalls++

@@ -12,6 +12,7 @@ import (
 
 	"github.com/t3agent/t3agent/internal/agent"
 	"github.com/t3agent/t3agent/internal/agentconfig"
+	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/guardrail"
 	"github.com/t3agent/t3agent/internal/llm"
 	"github.com/t3agent/t3agent/internal/llm/llmtest"
@@ -938,5 +939,43 @@ func TestLoopSystemPrompt(t *testing.T) {
 	if len(sent) != 2 || sent[0]["role"] != "system" ||
 		sent[0]["content"] != "You are the site assistant of Nordlicht Pumps.\n\nAnswer in German. Bearer [REDACTED:bearer_token]" {
 		t.Errorf("sent %v", sent)
+	}
+}
+
+// TestLoopEnforcementMode: the operator's enforcement mode, read with the
+// overrides at the offer, holds for the whole turn: observe offers and
+// runs a tool above the zone's ceiling (recorded as tool_observed), and
+// the next run after switching back to enforce neither offers nor runs it.
+func TestLoopEnforcementMode(t *testing.T) {
+	t.Parallel()
+	diag := newTestTool("probe_diag", tool.GroupSystem, tool.SystemDiagnostics)
+	f := newFixture(t, fixtureParams{extra: []tool.Tool{diag}})
+	srv := llmtest.NewOpenAI(t,
+		llmtest.Calls(llmtest.Call("c1", "probe_diag", `{}`)), llmtest.Text("Observed."),
+		llmtest.Calls(llmtest.Call("c2", "probe_diag", `{}`)), llmtest.Text("Enforced."),
+	)
+	f.apply(providerDoc("global", "openai", "externalGlobal", srv, 0, ""))
+	ctx := context.Background()
+	for _, c := range []struct {
+		mode  gate.Enforcement
+		calls int64
+		kind  string
+	}{{gate.Observe, 1, gate.EventToolObserved}, {gate.Enforce, 1, gate.EventToolDenied}} {
+		if _, err := f.st.SetSetting(ctx, store.SetSettingParams{Key: gate.EnforcementSetting, Value: string(c.mode)}); err != nil {
+			t.Fatal(err)
+		}
+		req := f.request("global", "admin", "Check the system.")
+		req.Tools = []string{"probe_diag"}
+		res := f.rt.Run(ctx, req)
+		if res.Outcome != agent.OutcomeCompleted || diag.calls.Load() != c.calls {
+			t.Fatalf("%s: %+v, the tool ran %d times in all, want %d", c.mode, res, diag.calls.Load(), c.calls)
+		}
+		evs, err := f.st.GovernanceEvents(ctx, store.ListGovernanceEventsParams{RunID: res.RunID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) == 0 || evs[len(evs)-1].Kind != c.kind || evs[len(evs)-1].Tool != "probe_diag" {
+			t.Errorf("%s: governance events %+v, want the first to be %s of probe_diag", c.mode, evs, c.kind)
+		}
 	}
 }

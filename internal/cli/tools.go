@@ -111,11 +111,7 @@ func (a *app) toolsListCommand(use, short string) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				enf, err := gate.LoadEnforcement(cmd.Context(), r.store)
-				if err != nil {
-					return err
-				}
-				ds, err := r.gate.Explain(cmd.Context(), gate.ExplainParams{Actor: actor, Config: cfg, Enforcement: enf})
+				ds, err := r.gate.Explain(cmd.Context(), gate.ExplainParams{Actor: actor, Config: cfg})
 				if err != nil {
 					return err
 				}
@@ -179,18 +175,13 @@ func (a *app) toolsCallCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				enf, err := gate.LoadEnforcement(cmd.Context(), r.store)
-				if err != nil {
-					return err
-				}
 				// One CLI call is one segment: it may ask one remote server once.
 				ctx := mcp.WithCallBudget(cmd.Context(), mcp.NewCallBudget(1))
 				res := r.gate.Invoke(ctx, gate.InvokeParams{
-					Name:        names[0],
-					Args:        []byte(args),
-					Call:        tool.Call{Actor: actor, CallID: "cli"},
-					Config:      cfg,
-					Enforcement: enf,
+					Name:   names[0],
+					Args:   []byte(args),
+					Call:   tool.Call{Actor: actor, CallID: "cli"},
+					Config: cfg,
 				})
 				if a.jsonOut {
 					return writeJSON(a.env.Stdout, res)

@@ -26,6 +26,7 @@ var mcpGroup = regexp.MustCompile(`^mcp_[a-z0-9_]{1,32}$`)
 type AvailabilityStore interface {
 	store.ToolOverrides
 	store.ToolGroupOverrides
+	store.ToolPolicies
 }
 
 // Availability reads and changes which tools are enabled. A tool is
@@ -46,32 +47,44 @@ func NewAvailability(st AvailabilityStore, reg *tool.Registry) *Availability {
 	return &Availability{st: st, reg: reg}
 }
 
-// Overrides is one snapshot of the tool and group overrides, loaded once
-// and then asked about any number of tools without touching the store.
-// The zero value has no overrides: every group enabled, every tool at its
-// default. An Overrides is immutable and safe for concurrent use.
+// Overrides is one snapshot of the tool and group overrides and of the
+// enforcement mode, loaded once and then asked about any number of tools
+// without touching the store. The zero value has no overrides (every group
+// enabled, every tool at its default) and enforces. An Overrides is
+// immutable and safe for concurrent use.
 type Overrides struct {
-	tools  map[string]bool
-	groups map[string]bool
+	tools       map[string]bool
+	groups      map[string]bool
+	enforcement Enforcement
 }
 
-// Load reads both override sets once per decision batch, in one query.
-// It is never cached, so an operator's toggle in any process counts from
-// the next batch on.
+// Load reads both override sets and the enforcement mode
+// (EnforcementSetting; unset enforces) once per decision batch, in one
+// query. It is never cached, so an operator's toggle in any process counts
+// from the next batch on.
 func (a *Availability) Load(ctx context.Context) (Overrides, error) {
-	tools, groups, err := a.st.AllToolOverrides(ctx)
+	p, err := a.st.ToolPolicy(ctx, EnforcementSetting)
 	if err != nil {
 		return Overrides{}, err
 	}
-	o := Overrides{tools: make(map[string]bool, len(tools)), groups: make(map[string]bool, len(groups))}
-	for _, t := range tools {
+	o := Overrides{
+		tools: make(map[string]bool, len(p.Tools)), groups: make(map[string]bool, len(p.Groups)),
+		enforcement: Enforce,
+	}
+	for _, t := range p.Tools {
 		o.tools[t.Name] = t.Enabled
 	}
-	for _, g := range groups {
+	for _, g := range p.Groups {
 		o.groups[g.Group] = g.Enabled
+	}
+	if p.SettingSet {
+		o.enforcement = Enforcement(p.Setting)
 	}
 	return o, nil
 }
+
+// Enforcement is the enforcement mode the overrides were loaded with.
+func (o Overrides) Enforcement() Enforcement { return o.enforcement }
 
 // GroupEnabled reports whether group is enabled; a group without an
 // override is.

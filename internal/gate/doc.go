@@ -8,8 +8,9 @@
 //
 // Decide answers for one tool, Explain for every registered tool, and
 // Offer for the set a turn may use. Each takes who acts (a TYPO3 backend
-// user, or nil), a Configuration and an Enforcement mode, and checks, in
-// this order, reporting the first that fails:
+// user, or nil) and a Configuration, reads the operator's Enforcement mode
+// with the overrides, and checks, in this order, reporting the first that
+// fails:
 //
 //  1. not_registered: the registry has no such tool;
 //  2. tool_disabled: its group is disabled, or its own override (else its
@@ -37,8 +38,9 @@
 // passing, gives an empty Offered, which is a legitimate answer (the loop
 // then sends no tools field at all).
 //
-// The overrides are read from the store once per Decide, Explain or
-// Offer, never once per tool.
+// The overrides and the enforcement mode are read from the store in one
+// query per Decide, Explain or Offer, never once per tool; an Invoke within
+// an Offered set reuses the offer's.
 //
 // # Calling
 //

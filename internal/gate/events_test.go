@@ -23,7 +23,8 @@ func TestGovernanceEventFields(t *testing.T) {
 	}})
 	cfg := gate.Config{Name: "support-eu", TrustZone: tool.ZoneExternalEU}
 	for _, mode := range []gate.Enforcement{gate.Enforce, gate.Observe} {
-		if _, err := e.gate.Decide(t.Context(), gate.DecideParams{Tool: "get_diag", Actor: editor(), Config: cfg, Enforcement: mode, RunID: "run-9"}); err != nil {
+		e.setEnforcement(mode)
+		if _, err := e.gate.Decide(t.Context(), gate.DecideParams{Tool: "get_diag", Actor: editor(), Config: cfg, RunID: "run-9"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,15 +71,20 @@ func TestGovernanceEventsHoldNoArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := []gate.InvokeParams{
-		{Name: "diag", Enforcement: gate.Enforce},                            // trust_zone
-		{Name: "diag", Enforcement: gate.Observe},                            // observed only, then runs
-		{Name: "admin_only"},                                                 // requires_admin
-		{Name: "no_such_tool"},                                               // not_registered
-		{Name: "plain", Offered: offered},                                    // not_offered
-		{Name: "plain", Config: gate.Config{AllowedGroups: []string{"rag"}}}, // configuration_group
+	calls := []struct {
+		gate.InvokeParams
+		mode gate.Enforcement
+	}{
+		{gate.InvokeParams{Name: "diag"}, gate.Enforce},                                                       // trust_zone
+		{gate.InvokeParams{Name: "diag"}, gate.Observe},                                                       // observed only, then runs
+		{gate.InvokeParams{Name: "admin_only"}, gate.Enforce},                                                 // requires_admin
+		{gate.InvokeParams{Name: "no_such_tool"}, gate.Enforce},                                               // not_registered
+		{gate.InvokeParams{Name: "plain", Offered: offered}, gate.Enforce},                                    // not_offered
+		{gate.InvokeParams{Name: "plain", Config: gate.Config{AllowedGroups: []string{"rag"}}}, gate.Enforce}, // configuration_group
 	}
-	for i, p := range calls {
+	for i, c := range calls {
+		e.setEnforcement(c.mode)
+		p := c.InvokeParams
 		p.Args = args
 		p.Call = tool.Call{Actor: editor(), RunID: "run-canary", CallID: fmt.Sprint("call_", i)}
 		if p.Config == nil {
@@ -187,21 +193,22 @@ func TestObserveNeedsItsRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := gate.Config{TrustZone: tool.ZoneExternalGlobal}
-	d, err := e.gate.Decide(ctx, gate.DecideParams{Tool: "diag", Config: cfg, Enforcement: gate.Observe})
+	e.setEnforcement(gate.Observe)
+	d, err := e.gate.Decide(ctx, gate.DecideParams{Tool: "diag", Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.Allowed || d.ObservedOnly || d.Reason != gate.ReasonTrustZone {
 		t.Errorf("observed decision without a record = %+v, want denied", d)
 	}
-	o, err := e.gate.Offer(ctx, gate.OfferParams{Config: cfg, Enforcement: gate.Observe})
+	o, err := e.gate.Offer(ctx, gate.OfferParams{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o.Has("diag") || !o.Has("plain") {
 		t.Errorf("offered %q; want plain only", o.Names())
 	}
-	res := e.gate.Invoke(ctx, gate.InvokeParams{Name: "diag", Config: cfg, Enforcement: gate.Observe})
+	res := e.gate.Invoke(ctx, gate.InvokeParams{Name: "diag", Config: cfg})
 	if !res.IsError || diag.calls.Load() != 0 {
 		t.Errorf("observed call without a record ran: %+v", res)
 	}

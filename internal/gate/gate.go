@@ -50,22 +50,9 @@ const (
 func (e Enforcement) Observes() bool { return e == Observe }
 
 // EnforcementSetting is the store setting that holds the operator's
-// enforcement mode.
+// enforcement mode. The gate reads it with the overrides, for every
+// decision batch; unset enforces.
 const EnforcementSetting = "tools.data_class_enforcement"
-
-// LoadEnforcement reads EnforcementSetting. A missing setting or a read
-// error yields Enforce; the error is returned for logging, and the
-// Enforcement is usable either way.
-func LoadEnforcement(ctx context.Context, s store.Settings) (Enforcement, error) {
-	v, err := s.Setting(ctx, EnforcementSetting)
-	if errors.Is(err, store.ErrNotFound) {
-		return Enforce, nil
-	}
-	if err != nil {
-		return Enforce, err
-	}
-	return Enforcement(v), nil
-}
 
 // Configuration is what the gate needs from an agent configuration. The
 // full configuration model implements it by reducing itself to a Config:
@@ -256,11 +243,10 @@ func classOf(s tool.Spec) tool.DataClass {
 
 // DecideParams are the parameters of Decide.
 type DecideParams struct {
-	Tool        string
-	Actor       *typo3.BackendUser // nil: no user, so no admin-only tool
-	Config      Configuration      // nil: externalGlobal, every group
-	Enforcement Enforcement
-	RunID       string // for governance events
+	Tool   string
+	Actor  *typo3.BackendUser // nil: no user, so no admin-only tool
+	Config Configuration      // nil: externalGlobal, every group
+	RunID  string             // for governance events
 }
 
 // Decide decides for one tool and records a governance event when it
@@ -272,7 +258,7 @@ type DecideParams struct {
 // observed-only decision whose event cannot be stored is turned into a
 // denial: observe means "allowed and recorded", never "allowed unseen".
 func (g *Gate) Decide(ctx context.Context, p DecideParams) (Decision, error) {
-	s := scope{actor: p.Actor, cfg: configOf(p.Config), enforcement: p.Enforcement, runID: p.RunID}
+	s := scope{actor: p.Actor, cfg: configOf(p.Config), runID: p.RunID}
 	e, found := g.reg.Get(ctx, p.Tool)
 	var ov Overrides
 	if found {
@@ -283,6 +269,7 @@ func (g *Gate) Decide(ctx context.Context, p DecideParams) (Decision, error) {
 			return d, fmt.Errorf("gate: cannot decide on tool %q: %w", p.Tool, err)
 		}
 	}
+	s.enforcement = ov.Enforcement()
 	d := decide(p.Tool, e, found, ov, s)
 	ds := g.record(ctx, s, []Decision{d})
 	return ds[0], nil
@@ -290,9 +277,8 @@ func (g *Gate) Decide(ctx context.Context, p DecideParams) (Decision, error) {
 
 // ExplainParams are the parameters of Explain.
 type ExplainParams struct {
-	Actor       *typo3.BackendUser
-	Config      Configuration
-	Enforcement Enforcement
+	Actor  *typo3.BackendUser
+	Config Configuration
 }
 
 // Explain decides for every registered tool, sorted by name, with one
@@ -300,12 +286,12 @@ type ExplainParams struct {
 // page) and records no governance events: nothing was asked for, so
 // nothing was denied.
 func (g *Gate) Explain(ctx context.Context, p ExplainParams) ([]Decision, error) {
-	s := scope{actor: p.Actor, cfg: configOf(p.Config), enforcement: p.Enforcement}
 	entries := g.reg.List(ctx)
 	ov, err := g.avail.Load(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("gate: cannot explain the tools: %w", err)
 	}
+	s := scope{actor: p.Actor, cfg: configOf(p.Config), enforcement: ov.Enforcement()}
 	out := make([]Decision, len(entries))
 	for i, e := range entries {
 		out[i] = decide(e.Spec.Name, e, true, ov, s)

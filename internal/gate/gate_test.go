@@ -67,8 +67,9 @@ func TestReasonsInOrder(t *testing.T) {
 
 	wantEvents := 0
 	for _, mode := range []gate.Enforcement{gate.Enforce, gate.Observe} {
+		e.setEnforcement(mode)
 		for name, c := range all {
-			d, err := e.gate.Decide(ctx, gate.DecideParams{Tool: name, Actor: editor(), Config: cfg, Enforcement: mode, RunID: "run-1"})
+			d, err := e.gate.Decide(ctx, gate.DecideParams{Tool: name, Actor: editor(), Config: cfg, RunID: "run-1"})
 			if err != nil {
 				t.Fatalf("Decide(%s): %v", name, err)
 			}
@@ -101,6 +102,7 @@ func TestReasonsInOrder(t *testing.T) {
 	}
 
 	// Explain agrees with Decide for every registered tool.
+	e.setEnforcement(gate.Enforce)
 	list, err := e.gate.Explain(ctx, gate.ExplainParams{Actor: editor(), Config: cfg})
 	if err != nil {
 		t.Fatal(err)
@@ -175,14 +177,16 @@ func TestEnforcementModes(t *testing.T) {
 		if mode.Observes() != c.observes {
 			t.Errorf("Enforcement(%q).Observes() = %v, want %v", c.mode, mode.Observes(), c.observes)
 		}
-		d, err := e.gate.Decide(t.Context(), gate.DecideParams{Tool: "local_diag", Config: cfg, Enforcement: mode})
+		// The operator's setting as stored, untrimmed.
+		e.setEnforcement(mode)
+		d, err := e.gate.Decide(t.Context(), gate.DecideParams{Tool: "local_diag", Config: cfg})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if d.Allowed != c.observes || d.ObservedOnly != c.observes || d.Reason != gate.ReasonTrustZone {
 			t.Errorf("mode %q: local tool over the ceiling = %+v, want allowed=observed=%v", c.mode, d, c.observes)
 		}
-		d, err = e.gate.Decide(t.Context(), gate.DecideParams{Tool: "mcp_ops_diag", Config: cfg, Enforcement: mode})
+		d, err = e.gate.Decide(t.Context(), gate.DecideParams{Tool: "mcp_ops_diag", Config: cfg})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,26 +196,43 @@ func TestEnforcementModes(t *testing.T) {
 	}
 }
 
-func TestLoadEnforcement(t *testing.T) {
+// TestEnforcementLoaded: the mode comes with the overrides in their one
+// query: unset enforces, the stored value is taken as it is, a change
+// counts from the next load, and a failed read decides nothing.
+func TestEnforcementLoaded(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	e := newEnv(t, envParams{})
-	if m, err := gate.LoadEnforcement(ctx, e.st); err != nil || m != gate.Enforce {
-		t.Errorf("without the setting: %q, %v; want enforce", m, err)
-	}
-	for value, observes := range map[string]bool{"observe": true, "OBSERVE": false, "observe ": false, "enforce": false} {
-		if _, err := e.st.SetSetting(ctx, store.SetSettingParams{Key: gate.EnforcementSetting, Value: value}); err != nil {
+	var cs *countingStore
+	e := newEnv(t, envParams{wrap: func(st store.Store) gate.Store {
+		cs = &countingStore{Store: st}
+		return cs
+	}})
+	load := func() gate.Overrides {
+		t.Helper()
+		ov, err := e.gate.Availability().Load(ctx)
+		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := gate.LoadEnforcement(ctx, e.st)
-		if err != nil || m.Observes() != observes {
-			t.Errorf("setting %q: %q, %v; observes should be %v", value, m, err, observes)
+		return ov
+	}
+	if m := load().Enforcement(); m != gate.Enforce {
+		t.Errorf("without the setting: %q, want enforce", m)
+	}
+	for _, c := range []struct {
+		value    string
+		observes bool
+	}{{"observe", true}, {"OBSERVE", false}, {"observe ", false}, {"enforce", false}, {"", false}, {"observe", true}} {
+		e.setEnforcement(gate.Enforcement(c.value))
+		if m := load().Enforcement(); string(m) != c.value || m.Observes() != c.observes {
+			t.Errorf("setting %q: loaded %q, observes %v; want it as stored, observes %v", c.value, m, m.Observes(), c.observes)
 		}
 	}
-	// A read error enforces.
+	if n := cs.settingReads.Load(); n != 0 || cs.bothReads.Load() != 7 {
+		t.Errorf("7 loads made %d policy queries and %d setting reads, want 7 and 0", cs.bothReads.Load(), n)
+	}
 	_ = e.st.Close()
-	if m, err := gate.LoadEnforcement(ctx, e.st); err == nil || m != gate.Enforce || m.Observes() {
-		t.Errorf("on a closed store: %q, %v; want enforce and the error", m, err)
+	if _, err := e.gate.Availability().Load(ctx); err == nil {
+		t.Error("a load from a closed store succeeded")
 	}
 }
 
@@ -271,6 +292,7 @@ func TestUnknownNameAndGroup(t *testing.T) {
 		s.DataClass = tool.GroupDataClass(s.Group)
 	})
 	e := newEnv(t, envParams{builtins: []tool.Tool{mcp}})
+	e.setEnforcement(gate.Observe) // remote output is never let past the ceiling
 	d, err := e.gate.Decide(ctx, gate.DecideParams{Tool: "no_such_tool", Actor: admin(), Config: gate.Config{TrustZone: tool.ZoneLocal}})
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +303,7 @@ func TestUnknownNameAndGroup(t *testing.T) {
 	for zone, allowed := range map[tool.TrustZone]bool{
 		tool.ZoneLocal: true, tool.ZonePrivateHosted: false, tool.ZoneExternalEU: false, tool.ZoneExternalGlobal: false,
 	} {
-		d, err := e.gate.Decide(ctx, gate.DecideParams{Tool: "mcp_docs_search", Config: gate.Config{TrustZone: zone}, Enforcement: gate.Observe})
+		d, err := e.gate.Decide(ctx, gate.DecideParams{Tool: "mcp_docs_search", Config: gate.Config{TrustZone: zone}})
 		if err != nil {
 			t.Fatal(err)
 		}

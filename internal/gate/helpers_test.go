@@ -135,6 +135,14 @@ func (e *env) setTool(name string, enabled bool) {
 	}
 }
 
+// setEnforcement stores the operator's enforcement mode as given.
+func (e *env) setEnforcement(mode gate.Enforcement) {
+	e.t.Helper()
+	if _, err := e.st.SetSetting(context.Background(), store.SetSettingParams{Key: gate.EnforcementSetting, Value: string(mode)}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 func (e *env) setGroup(group string, enabled bool) {
 	e.t.Helper()
 	if _, err := e.gate.Availability().SetGroup(context.Background(), gate.SetGroupParams{Group: group, Enabled: enabled, By: "admin"}); err != nil {
@@ -146,7 +154,7 @@ func (e *env) setGroup(group string, enabled bool) {
 // prove how often the gate goes to the database.
 type countingStore struct {
 	store.Store
-	toolReads, groupReads, bothReads atomic.Int64
+	toolReads, groupReads, bothReads, settingReads atomic.Int64
 }
 
 func (c *countingStore) ToolOverrides(ctx context.Context) ([]store.ToolOverride, error) {
@@ -159,10 +167,17 @@ func (c *countingStore) ToolGroupOverrides(ctx context.Context) ([]store.ToolGro
 	return c.Store.ToolGroupOverrides(ctx)
 }
 
-// AllToolOverrides counts the one query that reads both sets.
-func (c *countingStore) AllToolOverrides(ctx context.Context) ([]store.ToolOverride, []store.ToolGroupOverride, error) {
+// ToolPolicy counts the one query that reads both sets and the
+// enforcement mode.
+func (c *countingStore) ToolPolicy(ctx context.Context, settingKey string) (store.ToolPolicy, error) {
 	c.bothReads.Add(1)
-	return c.Store.AllToolOverrides(ctx)
+	return c.Store.ToolPolicy(ctx, settingKey)
+}
+
+// Setting counts reads of single settings, which the gate never needs.
+func (c *countingStore) Setting(ctx context.Context, key string) (string, error) {
+	c.settingReads.Add(1)
+	return c.Store.Setting(ctx, key)
 }
 
 // loads counts the reads of the overrides, whichever way.

@@ -51,13 +51,13 @@ type InvokeParams struct {
 	Args json.RawMessage
 	// Call is who calls (Actor) within which run; the gate decides for
 	// Call.Actor and records Call.RunID.
-	Call        tool.Call
-	Config      Configuration
-	Enforcement Enforcement
+	Call   tool.Call
+	Config Configuration
 	// Offered, when set, is the set offered at the start of the turn: a
 	// name outside it is refused, and the decision reuses the overrides
-	// the offer was made on instead of loading them again. Without it the
-	// gate decides afresh (the playground and the CLI).
+	// and the enforcement mode the offer was made on instead of loading
+	// them again. Without it the gate decides afresh (the playground and
+	// the CLI).
 	Offered *Offered
 	// Timeout overrides the gate's deadline for this call when > 0.
 	Timeout time.Duration
@@ -95,7 +95,7 @@ func (g *Gate) Invoke(ctx context.Context, p InvokeParams) tool.Result {
 
 func (g *Gate) invoke(ctx context.Context, p InvokeParams) (tool.Result, Outcome) {
 	name := displayName(p.Name)
-	s := scope{actor: p.Call.Actor, cfg: configOf(p.Config), enforcement: p.Enforcement, runID: p.Call.RunID}
+	s := scope{actor: p.Call.Actor, cfg: configOf(p.Config), runID: p.Call.RunID}
 	e, allowed, err := g.admit(ctx, p, s)
 	if err != nil {
 		g.log.ErrorContext(ctx, "tool call refused: the gate cannot decide", "tool", name, "call_id", p.Call.CallID, "run_id", p.Call.RunID, "error", err.Error())
@@ -137,6 +137,7 @@ func (g *Gate) admit(ctx context.Context, p InvokeParams, s scope) (tool.Entry, 
 			return e, false, err
 		}
 	}
+	s.enforcement = ov.Enforcement()
 	d := decide(p.Name, e, found, ov, s)
 	if d.Allowed && p.Offered != nil && !p.Offered.Has(p.Name) {
 		d.Allowed, d.ObservedOnly, d.Reason = false, false, ReasonNotOffered

@@ -14,11 +14,10 @@ type OfferParams struct {
 	// Requested narrows the offer to these names. It is a request, never a
 	// grant: each name still passes the gate. nil means every enabled
 	// tool; an empty, non-nil slice means none.
-	Requested   []string
-	Actor       *typo3.BackendUser
-	Config      Configuration
-	Enforcement Enforcement
-	RunID       string
+	Requested []string
+	Actor     *typo3.BackendUser
+	Config    Configuration
+	RunID     string
 }
 
 // Offered is the set of tools offered for one turn, as the gate decided
@@ -41,11 +40,11 @@ type Offered struct {
 // requested name is decided in full, so asking for a disabled or unknown
 // tool is recorded as a denial.
 func (g *Gate) Offer(ctx context.Context, p OfferParams) (*Offered, error) {
-	s := scope{actor: p.Actor, cfg: configOf(p.Config), enforcement: p.Enforcement, runID: p.RunID}
 	ov, err := g.avail.Load(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("gate: cannot decide which tools to offer: %w", err)
 	}
+	s := scope{actor: p.Actor, cfg: configOf(p.Config), enforcement: ov.Enforcement(), runID: p.RunID}
 	entries := make(map[string]tool.Entry)
 	var ds []Decision
 	if p.Requested == nil {

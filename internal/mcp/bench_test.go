@@ -44,7 +44,7 @@ func benchToolsCall(b *testing.B, kind serverKind) {
 	g := f.gated(b)
 	f.importTools(b, g, "docs", "mcp_docs_echo")
 	cfg := gate.Config{Name: "bench", TrustZone: tool.ZoneLocal}
-	offered, err := g.gate.Offer(b.Context(), gate.OfferParams{Actor: admin(), Config: cfg, Enforcement: gate.Enforce})
+	offered, err := g.gate.Offer(b.Context(), gate.OfferParams{Actor: admin(), Config: cfg})
 	if err != nil || !offered.Has("mcp_docs_echo") {
 		b.Fatalf("offer: %v", err)
 	}
@@ -55,7 +55,7 @@ func benchToolsCall(b *testing.B, kind serverKind) {
 		for b.Loop() {
 			res := g.gate.Invoke(ctx, gate.InvokeParams{
 				Name: "mcp_docs_echo", Args: []byte(args), Call: tool.Call{Actor: admin()},
-				Config: cfg, Enforcement: gate.Enforce, Offered: offered,
+				Config: cfg, Offered: offered,
 			})
 			if res.IsError || res.Content != "hello" {
 				b.Fatalf("result %+v", res)

@@ -162,7 +162,10 @@ func TestInertServerNeverOffered(t *testing.T) {
 	}
 	f.importTools(t, g, "docs", "mcp_docs_echo")
 
-	offered, err := g.gate.Offer(ctx, gate.OfferParams{Actor: admin(), Config: gate.Config{TrustZone: tool.ZoneLocal}, Enforcement: gate.Observe})
+	if _, err := f.st.SetSetting(ctx, store.SetSettingParams{Key: gate.EnforcementSetting, Value: string(gate.Observe)}); err != nil {
+		t.Fatal(err)
+	}
+	offered, err := g.gate.Offer(ctx, gate.OfferParams{Actor: admin(), Config: gate.Config{TrustZone: tool.ZoneLocal}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +185,7 @@ func TestInertServerNeverOffered(t *testing.T) {
 	}
 
 	// Remote tools always face the trust zone, even when observing.
-	d, err = g.gate.Decide(ctx, gate.DecideParams{Tool: "mcp_docs_echo", Actor: admin(), Config: gate.Config{TrustZone: tool.ZoneExternalGlobal}, Enforcement: gate.Observe})
+	d, err = g.gate.Decide(ctx, gate.DecideParams{Tool: "mcp_docs_echo", Actor: admin(), Config: gate.Config{TrustZone: tool.ZoneExternalGlobal}})
 	if err != nil || !d.Allowed {
 		t.Errorf("editorContent to externalGlobal = %+v, %v; want allowed", d, err)
 	}
@@ -197,7 +200,7 @@ func TestInertServerNeverOffered(t *testing.T) {
 	if err := g.reg.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	d, err = g.gate.Decide(ctx, gate.DecideParams{Tool: "mcp_docs_echo", Actor: admin(), Config: gate.Config{TrustZone: tool.ZoneExternalGlobal}, Enforcement: gate.Observe})
+	d, err = g.gate.Decide(ctx, gate.DecideParams{Tool: "mcp_docs_echo", Actor: admin(), Config: gate.Config{TrustZone: tool.ZoneExternalGlobal}})
 	if err != nil || d.Allowed || d.Reason != gate.ReasonTrustZone || d.ObservedOnly {
 		t.Errorf("systemDiagnostics to externalGlobal under observe = %+v, %v; want denied (remote tools always enforce)", d, err)
 	}

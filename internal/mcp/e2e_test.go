@@ -98,7 +98,7 @@ func TestEverythingEndToEnd(t *testing.T) {
 	t.Logf("imported %d of %d tools; skipped: %q", res.Imported, res.Advertised, res.Skipped)
 
 	// Listed: the gate offers exactly the enabled tools.
-	offered, err := g.gate.Offer(ctx, gate.OfferParams{Actor: admin(), Config: gate.Config{TrustZone: "local"}, Enforcement: gate.Enforce})
+	offered, err := g.gate.Offer(ctx, gate.OfferParams{Actor: admin(), Config: gate.Config{TrustZone: "local"}})
 	if err != nil {
 		t.Fatal(err)
 	}

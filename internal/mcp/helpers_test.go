@@ -155,7 +155,7 @@ func (g gated) invoke(ctx context.Context, name, args string) tool.Result {
 func (g gated) invokeBudget(ctx context.Context, name, args string) tool.Result {
 	return g.gate.Invoke(ctx, gate.InvokeParams{
 		Name: name, Args: json.RawMessage(args), Call: tool.Call{Actor: admin(), CallID: "c1"},
-		Config: gate.Config{Name: "test", TrustZone: tool.ZoneLocal}, Enforcement: gate.Enforce,
+		Config: gate.Config{Name: "test", TrustZone: tool.ZoneLocal},
 	})
 }
 

@@ -160,32 +160,46 @@ func (r overrideRow) toGroup() ToolGroupOverride {
 	return ToolGroupOverride{Group: r.name, Enabled: r.enabled, UpdatedAt: r.updatedAt, UpdatedBy: r.updatedBy}
 }
 
-// AllToolOverrides reads the tool and the group overrides in one query.
-func (s *sqlStore) AllToolOverrides(ctx context.Context) ([]ToolOverride, []ToolGroupOverride, error) {
+// settingRow marks the one settings row among the overrides of
+// ToolPolicy; it sorts after both tables.
+const settingRow = 2
+
+func (s *sqlStore) ToolPolicy(ctx context.Context, settingKey string) (ToolPolicy, error) {
+	if err := checkName("setting key", settingKey); err != nil {
+		return ToolPolicy{}, err
+	}
+	// The setting rides along in the overrides' columns: its key as the
+	// name, its value as updated_by (both columns text, of the same
+	// collation as the overrides' own).
 	rows, err := s.r.QueryContext(ctx, `
 		SELECT 0, name, enabled, updated_at, updated_by FROM tool_overrides
 		UNION ALL
 		SELECT 1, name, enabled, updated_at, updated_by FROM tool_group_overrides
-		ORDER BY 1, 2`)
+		UNION ALL
+		SELECT 2, key, true, updated_at, value FROM settings WHERE key = $1
+		ORDER BY 1, 2`, settingKey)
 	if err != nil {
-		return nil, nil, fmt.Errorf("store: cannot list the tool and group overrides: %w", err)
+		return ToolPolicy{}, fmt.Errorf("store: cannot read the tool overrides: %w", err)
 	}
 	defer rows.Close()
-	tools, groups := []ToolOverride{}, []ToolGroupOverride{}
+	p := ToolPolicy{Tools: []ToolOverride{}, Groups: []ToolGroupOverride{}}
 	for rows.Next() {
 		var t int64
 		var r overrideRow
 		if err := rows.Scan(&t, &r.name, &r.enabled, timeScanner{&r.updatedAt}, &r.updatedBy); err != nil {
-			return nil, nil, fmt.Errorf("store: cannot read an override: %w", err)
+			return ToolPolicy{}, fmt.Errorf("store: cannot read an override: %w", err)
 		}
-		if t == int64(groupTable) {
-			groups = append(groups, r.toGroup())
-		} else {
-			tools = append(tools, r.toTool())
+		switch t {
+		case int64(groupTable):
+			p.Groups = append(p.Groups, r.toGroup())
+		case settingRow:
+			p.Setting, p.SettingSet = r.updatedBy, true
+		default:
+			p.Tools = append(p.Tools, r.toTool())
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("store: cannot list the tool and group overrides: %w", err)
+		return ToolPolicy{}, fmt.Errorf("store: cannot read the tool overrides: %w", err)
 	}
-	return tools, groups, nil
+	return p, nil
 }

@@ -20,6 +20,7 @@ import (
 type Store interface {
 	ToolOverrides
 	ToolGroupOverrides
+	ToolPolicies
 	Settings
 	GovernanceEvents
 	MCPCatalogue
@@ -61,10 +62,25 @@ type ToolGroupOverrides interface {
 	ToolGroupOverrides(ctx context.Context) ([]ToolGroupOverride, error)
 	// ClearToolGroupOverride removes the override; ErrNotFound when there was none.
 	ClearToolGroupOverride(ctx context.Context, group string) error
-	// AllToolOverrides reads the tool and the group overrides together,
-	// in one query (a run's offer needs both at its start), each list
-	// ordered as ToolOverrides and ToolGroupOverrides order them; never nil.
-	AllToolOverrides(ctx context.Context) ([]ToolOverride, []ToolGroupOverride, error)
+}
+
+// ToolPolicies reads what the tool gate decides on besides the tools
+// themselves.
+type ToolPolicies interface {
+	// ToolPolicy reads the tool and the group overrides and the setting
+	// settingKey together, in one query (a run's offer needs all of them
+	// at its start), each list ordered as ToolOverrides and
+	// ToolGroupOverrides order them; never nil.
+	ToolPolicy(ctx context.Context, settingKey string) (ToolPolicy, error)
+}
+
+// ToolPolicy is one read of ToolPolicies.
+type ToolPolicy struct {
+	Tools  []ToolOverride
+	Groups []ToolGroupOverride
+	// Setting is the value of the setting asked for, when SettingSet.
+	Setting    string
+	SettingSet bool
 }
 
 // Settings persists t3agent's own key/value configuration.

@@ -64,8 +64,6 @@ type API struct {
 	// Chat serves the chat routes; nil answers them 503 chatUnavailable.
 	Chat Chat
 	Gate *gate.Gate
-	// Settings holds the gate's enforcement mode for the tools routes.
-	Settings store.Settings
 	// Configs resolves ?configuration= on the tools routes; nil refuses it.
 	Configs Configs
 

@@ -98,7 +98,7 @@ func serve(t *testing.T, f *chattest.Fixture, change func(*API)) *apiEnv {
 	t.Helper()
 	api := &API{
 		Site: f.Site, Credentials: f.Store, Runs: f.Store, Runtime: f.Runtime, Chat: f.Service,
-		Gate: f.Gate, Settings: f.Store, Configs: f.Tasks, Now: f.Clock.Now,
+		Gate: f.Gate, Configs: f.Tasks, Now: f.Clock.Now,
 	}
 	if change != nil {
 		change(api)

@@ -200,7 +200,7 @@ func runLoad(tb testing.TB, p loadParams) loadReport {
 	}})
 	api := &API{
 		Site: f.Site, Credentials: f.Store, Runs: f.Store, Runtime: f.Runtime, Chat: f.Service,
-		Gate: f.Gate, Settings: f.Store, Configs: f.Tasks, Now: f.Clock.Now,
+		Gate: f.Gate, Configs: f.Tasks, Now: f.Clock.Now,
 	}
 	ts := httptest.NewServer(New(Params{Logger: f.Logger, SiteName: "Nordlicht Pumps", Version: "test", API: api}).Handler())
 	tb.Cleanup(ts.Close)

@@ -82,12 +82,7 @@ func (s *Server) explainFor(r *http.Request, c *caller) ([]gate.Decision, error)
 	if err != nil {
 		return nil, err
 	}
-	enf, err := gate.LoadEnforcement(r.Context(), s.api.Settings)
-	if err != nil {
-		// Enforce is returned either way: fail closed, but say so.
-		s.p.Logger.Warn("reading the enforcement mode", "err", err)
-	}
-	return s.api.Gate.Explain(r.Context(), gate.ExplainParams{Actor: c.user, Config: cfg, Enforcement: enf})
+	return s.api.Gate.Explain(r.Context(), gate.ExplainParams{Actor: c.user, Config: cfg})
 }
 
 func (s *Server) toolOf(r *http.Request, d gate.Decision, schema bool) toolJSON {

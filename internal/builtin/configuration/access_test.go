@@ -82,7 +82,7 @@ func TestGateRefusesNonAdmins(t *testing.T) {
 			if got := f.refused(user, name, args("pageUid", 1)); got != want {
 				t.Errorf("%s as %q: %q, want %q", name, user, got, want)
 			}
-			d, err := f.gate.Decide(ctx, gate.DecideParams{Tool: name, Actor: f.users[user], Config: euConfig, Enforcement: gate.Enforce})
+			d, err := f.gate.Decide(ctx, gate.DecideParams{Tool: name, Actor: f.users[user], Config: euConfig})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func TestGateRefusesNonAdmins(t *testing.T) {
 		}
 		// internalConfiguration is above the externalGlobal ceiling.
 		d, err := f.gate.Decide(ctx, gate.DecideParams{Tool: name, Actor: f.users["admin"],
-			Config: gate.Config{Name: "global", TrustZone: tool.ZoneExternalGlobal}, Enforcement: gate.Enforce})
+			Config: gate.Config{Name: "global", TrustZone: tool.ZoneExternalGlobal}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func TestOwnAdminCheck(t *testing.T) {
 		// The gate really let the editor through: it is the tool that
 		// answered, with its own sentence rather than the gate's.
 		d, err := rf.gate.Decide(context.Background(), gate.DecideParams{Tool: name, Actor: rf.users["editor"],
-			Config: euConfig, Enforcement: gate.Enforce})
+			Config: euConfig})
 		if err != nil || !d.Allowed {
 			t.Errorf("%s: the relaxed gate refused the editor: %+v, %v", name, d, err)
 		}

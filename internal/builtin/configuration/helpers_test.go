@@ -65,11 +65,10 @@ func (f *fixture) call(user, name string, args map[string]any) tool.Result {
 		f.t.Fatal(err)
 	}
 	return f.gate.Invoke(context.Background(), gate.InvokeParams{
-		Name:        name,
-		Args:        raw,
-		Call:        tool.Call{Actor: actor, RunID: "test"},
-		Config:      euConfig,
-		Enforcement: gate.Enforce,
+		Name:   name,
+		Args:   raw,
+		Call:   tool.Call{Actor: actor, RunID: "test"},
+		Config: euConfig,
 	})
 }
 

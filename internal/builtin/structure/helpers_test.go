@@ -50,11 +50,10 @@ func (f *fixture) call(user, name, args string) tool.Result {
 		f.t.Fatalf("user %q was not loaded", user)
 	}
 	return f.gate.Invoke(context.Background(), gate.InvokeParams{
-		Name:        name,
-		Args:        json.RawMessage(args),
-		Call:        tool.Call{Actor: actor, RunID: "test"},
-		Config:      gate.Config{Name: "test", TrustZone: tool.ZoneLocal},
-		Enforcement: gate.Enforce,
+		Name:   name,
+		Args:   json.RawMessage(args),
+		Call:   tool.Call{Actor: actor, RunID: "test"},
+		Config: gate.Config{Name: "test", TrustZone: tool.ZoneLocal},
 	})
 }
 

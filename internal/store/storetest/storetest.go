@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -39,6 +40,7 @@ func Run(t *testing.T, newDSN NewDSN) {
 		{"Overrides/Clear", forEachKind(testOverridesClear)},
 		{"Overrides/Invalid", forEachKind(testOverridesInvalid)},
 		{"Overrides/ToolsAndGroupsApart", testToolsAndGroupsApart},
+		{"Overrides/ToolPolicy", testToolPolicy},
 		{"Settings/Missing", testSettingMissing},
 		{"Settings/RoundTrip", testSettingRoundTrip},
 		{"Settings/Upsert", testSettingUpsert},
@@ -924,4 +926,55 @@ func (s *syncBuffer) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.b.Reset()
+}
+
+// testToolPolicy: one read holds exactly the tool overrides, the group
+// overrides (each ordered as their own lists) and the one setting asked
+// for, and says when that setting is unset.
+func testToolPolicy(t *testing.T, h harness) {
+	f := h.setup(t)
+	ctx := t.Context()
+	const key = "tools.data_class_enforcement"
+	p, err := f.st.ToolPolicy(ctx, key)
+	if err != nil {
+		t.Fatalf("ToolPolicy: %v", err)
+	}
+	if p.Tools == nil || p.Groups == nil || len(p.Tools)+len(p.Groups) != 0 || p.SettingSet || p.Setting != "" {
+		t.Fatalf("policy of a new store = %#v", p)
+	}
+	for _, n := range []string{"b_tool", "a_tool", "Z_tool", "ä_tool"} {
+		mustSet(t, toolKind(), f.st, n, n != "a_tool", "admin")
+	}
+	for _, n := range []string{"content", "mcp_docs"} {
+		mustSet(t, groupKind(), f.st, n, n == "content", "admin")
+	}
+	for k, v := range map[string]string{key: "observe ", "other.setting": "x", "tools.data_class": "y"} {
+		if _, err := f.st.SetSetting(ctx, store.SetSettingParams{Key: k, Value: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err = f.st.ToolPolicy(ctx, key)
+	if err != nil {
+		t.Fatalf("ToolPolicy: %v", err)
+	}
+	tools, err := f.st.ToolOverrides(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := f.st.ToolGroupOverrides(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p.Tools, tools) || !reflect.DeepEqual(p.Groups, groups) {
+		t.Errorf("policy overrides\n tools %+v\ngroups %+v\nwant\n tools %+v\ngroups %+v", p.Tools, p.Groups, tools, groups)
+	}
+	if !p.SettingSet || p.Setting != "observe " {
+		t.Errorf("policy setting = %q (set %v), want %q kept as stored", p.Setting, p.SettingSet, "observe ")
+	}
+	if p, err := f.st.ToolPolicy(ctx, "never.set"); err != nil || p.SettingSet || len(p.Tools) != 4 {
+		t.Errorf("policy with an unset setting: %+v, %v", p, err)
+	}
+	if _, err := f.st.ToolPolicy(ctx, ""); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("ToolPolicy(\"\"): %v, want ErrInvalid", err)
+	}
 }
