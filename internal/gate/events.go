@@ -3,7 +3,6 @@ package gate
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"unicode/utf8"
 
@@ -62,22 +61,33 @@ func (g *Gate) RecordUnapproved(ctx context.Context, p UnapprovedParams) error {
 // for them.
 func (g *Gate) record(ctx context.Context, s scope, ds []Decision) []Decision {
 	var events []store.RecordGovernanceEventParams
+	var denied []string
 	for _, d := range ds {
 		if d.Allowed && !d.ObservedOnly {
 			continue
 		}
-		kind, level, msg := EventToolDenied, slog.LevelInfo, "tool denied"
-		if d.ObservedOnly {
-			kind, level, msg = EventToolObserved, slog.LevelWarn, "tool allowed only because enforcement is observe"
+		if !d.ObservedOnly {
+			ev := eventOf(EventToolDenied, d, s)
+			denied = append(denied, ev.Tool+": "+ev.Reason+" ("+ev.DataClass+")")
+			events = append(events, ev)
+			continue
 		}
-		ev := eventOf(kind, d, s)
-		g.log.Log(ctx, level, msg, "tool", ev.Tool, "reason", ev.Reason, "data_class", ev.DataClass,
-			"zone", ev.Zone, "ceiling", ev.Ceiling, "actor", ev.ActorUsername, "actor_uid", ev.ActorUID,
-			"configuration", ev.Configuration, "run_id", ev.RunID)
+		ev := eventOf(EventToolObserved, d, s)
+		g.log.WarnContext(ctx, "tool allowed only because enforcement is observe", "tool", ev.Tool, "reason", ev.Reason,
+			"data_class", ev.DataClass, "zone", ev.Zone, "ceiling", ev.Ceiling, "actor", ev.ActorUsername,
+			"actor_uid", ev.ActorUID, "configuration", ev.Configuration, "run_id", ev.RunID)
 		events = append(events, ev)
 	}
 	if len(events) == 0 {
 		return ds
+	}
+	if len(denied) > 0 {
+		// One line per decision batch: an offer denies the same tools to
+		// the same user run after run; each denial is an event of its own.
+		ev := eventOf(EventToolDenied, Decision{Zone: s.cfg.TrustZone, Ceiling: s.cfg.TrustZone.Ceiling()}, s)
+		g.log.InfoContext(ctx, "tools denied", "tools", strings.Join(denied, "; "), "count", len(denied),
+			"zone", ev.Zone, "ceiling", ev.Ceiling, "actor", ev.ActorUsername, "actor_uid", ev.ActorUID,
+			"configuration", ev.Configuration, "run_id", ev.RunID)
 	}
 	if _, err := g.st.RecordGovernanceEvents(ctx, events); err != nil {
 		g.log.ErrorContext(ctx, "cannot store governance events; observed-only tools are denied instead",

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func TestGovernanceEventFields(t *testing.T) {
 		}
 	}
 	logs := e.logs.String()
-	if !strings.Contains(logs, `msg="tool denied" tool=get_diag reason=trust_zone`) ||
+	if !strings.Contains(logs, `msg="tools denied" tools="get_diag: trust_zone (systemDiagnostics)" count=1 zone=externalEu`) ||
 		!strings.Contains(logs, `level=WARN msg="tool allowed only because enforcement is observe" tool=get_diag`) {
 		t.Errorf("log lacks the decisions:\n%s", logs)
 	}
@@ -258,5 +259,38 @@ func TestRecordUnapproved(t *testing.T) {
 	}
 	if err := e.gate.RecordUnapproved(ctx, gate.UnapprovedParams{Tool: "notify", Actor: editor(), Config: cfg, RunID: "run-7"}); err == nil {
 		t.Error("a lost write_unapproved event was not reported")
+	}
+}
+
+// TestOfferLogsDenialsOnce: an offer that denies several tools stores an
+// event for each and logs them in one line, while every observed-only
+// tool keeps a warning of its own.
+func TestOfferLogsDenialsOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envParams{builtins: []tool.Tool{
+		newTool("admin_a", func(s *tool.Spec) { s.AdminOnly = true }),
+		newTool("admin_b", func(s *tool.Spec) { s.AdminOnly = true }),
+		newTool("diag_a", func(s *tool.Spec) { s.DataClass = tool.SystemDiagnostics }),
+		newTool("diag_b", func(s *tool.Spec) { s.DataClass = tool.SystemDiagnostics }),
+		newTool("plain"),
+	}})
+	e.setEnforcement(gate.Observe)
+	o, err := e.gate.Offer(t.Context(), gate.OfferParams{Actor: editor(), Config: gate.Config{Name: "eu", TrustZone: tool.ZoneExternalEU}, RunID: "run-3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.Names(); !slices.Equal(got, []string{"diag_a", "diag_b", "plain"}) {
+		t.Errorf("offered %q", got)
+	}
+	if n := len(e.events()); n != 4 {
+		t.Errorf("%d events, want 4 (two denied, two observed)", n)
+	}
+	logs := e.logs.String()
+	if n := strings.Count(logs, `msg="tools denied"`); n != 1 ||
+		!strings.Contains(logs, `tools="admin_a: requires_admin (editorContent); admin_b: requires_admin (editorContent)" count=2`) {
+		t.Errorf("want one line listing both denials:\n%s", logs)
+	}
+	if n := strings.Count(logs, `msg="tool allowed only because enforcement is observe"`); n != 2 {
+		t.Errorf("%d observe warnings, want one per tool:\n%s", n, logs)
 	}
 }
