@@ -318,7 +318,7 @@ func Messages(msgs []llm.Message) []oa.ChatCompletionMessageParamUnion {
 func Tools(tools []llm.ToolDef) []oa.ChatCompletionToolUnionParam {
 	out := make([]oa.ChatCompletionToolUnionParam, 0, len(tools))
 	for _, t := range tools {
-		fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: shared.FunctionParameters(wire.Schema(t.Parameters))}
+		fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: shared.FunctionParameters(wire.RawSchema(t.Parameters))}
 		if t.Description != "" {
 			fn.Description = oa.String(t.Description)
 		}

@@ -4,6 +4,7 @@
 package wire
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/t3agent/t3agent/internal/llm"
 )
@@ -229,6 +231,33 @@ func Schema(raw json.RawMessage) map[string]any {
 			m["properties"] = map[string]any{}
 		}
 	case nil:
+		m["properties"] = map[string]any{}
+	}
+	return m
+}
+
+// RawSchema is Schema with its top-level values kept as the JSON they
+// were sent as (json.RawMessage): a request encoder then copies each
+// value instead of decoding the whole schema and encoding it again on
+// every call. It applies Schema's repairs, and Schema's whole treatment
+// to a schema that is not a JSON object or not valid UTF-8 (decoding
+// replaces the bad bytes; a raw copy would pass them on).
+func RawSchema(raw json.RawMessage) map[string]any {
+	var top map[string]json.RawMessage
+	if len(raw) == 0 || !utf8.Valid(raw) || json.Unmarshal(raw, &top) != nil || top == nil {
+		return Schema(raw)
+	}
+	m := make(map[string]any, len(top)+2)
+	for k, v := range top {
+		m[k] = v
+	}
+	if _, ok := top["type"]; !ok {
+		m["type"] = "object"
+	}
+	switch p := bytes.TrimSpace(top["properties"]); {
+	case len(p) == 0, string(p) == "null":
+		m["properties"] = map[string]any{}
+	case p[0] == '[' && string(bytes.Join(bytes.Fields(p), nil)) == "[]":
 		m["properties"] = map[string]any{}
 	}
 	return m

@@ -2,7 +2,9 @@ package wire
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
+	"unicode/utf8"
 
 	"go.uber.org/goleak"
 )
@@ -18,12 +20,42 @@ func TestSchema(t *testing.T) {
 		`{"properties":{"a":{"type":"string"}}}`: `{"properties":{"a":{"type":"string"}},"type":"object"}`,
 		`{"type":"object","properties":{},"required":["a"],"$defs":{}}`: `{"$defs":{},"properties":{},"required":["a"],"type":"object"}`,
 	}
+	cases[`{"type":"object","properties":[ ]}`] = `{"properties":{},"type":"object"}`
+	cases[`[1,2]`] = `{"properties":{},"type":"object"}`
+	cases[`{"properties":[{"a":1}]}`] = `{"properties":[{"a":1}],"type":"object"}`
 	for in, want := range cases {
 		got, err := json.Marshal(Schema(json.RawMessage(in)))
 		if err != nil || string(got) != want {
 			t.Errorf("Schema(%q) = %s (%v), want %s", in, got, err, want)
 		}
+		// RawSchema encodes to the same JSON, whitespace aside.
+		got, err = json.Marshal(RawSchema(json.RawMessage(in)))
+		if err != nil || string(got) != want {
+			t.Errorf("RawSchema(%q) = %s (%v), want %s", in, got, err, want)
+		}
 	}
+}
+
+// FuzzRawSchema: for any input the raw form encodes to the same JSON as
+// the decoded one.
+func FuzzRawSchema(f *testing.F) {
+	for _, s := range []string{``, `{}`, `{"properties":[]}`, `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`, `null`, `[]`, `{"properties":null}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		a, errA := json.Marshal(Schema(json.RawMessage(in)))
+		b, errB := json.Marshal(RawSchema(json.RawMessage(in)))
+		if errA != nil || errB != nil {
+			t.Fatalf("encode: %v, %v", errA, errB)
+		}
+		if !utf8.Valid(b) {
+			t.Fatalf("RawSchema(%q) encodes to invalid UTF-8: %q", in, b)
+		}
+		var va, vb any
+		if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil || !reflect.DeepEqual(va, vb) {
+			t.Fatalf("Schema(%q) = %s, RawSchema = %s", in, a, b)
+		}
+	})
 }
 
 func TestArgs(t *testing.T) {
