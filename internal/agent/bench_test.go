@@ -63,15 +63,17 @@ func BenchmarkLoop(b *testing.B) {
 
 // BenchmarkQueue is queued-run throughput: b.N runs are enqueued, then a
 // worker with 1, 2 or 4 slots drains the queue on PostgreSQL against a
-// zero-latency scripted provider (one round, no tools). runs/s is the
-// drain rate; every run is claimed, leased, run, recorded and settled.
+// zero-latency scripted provider (one round). runs/s is the drain rate;
+// every run is claimed, rehydrated (the configuration's generation checked,
+// the owner looked up on the site), leased, run, recorded and settled.
 //
 //	go test ./internal/agent -run '^$' -bench BenchmarkQueue -benchtime 2000x
 //
 // "offer" runs offer the editor every enabled tool, as a plain Run does:
-// the gate reads the overrides (one query) and records a governance event
-// for each tool it denies the editor (one multi-row insert). "notools"
-// asks for no tools, to show the queue and the loop alone.
+// the gate reads the overrides and the enforcement mode (one query) and
+// records a governance event for each tool it denies the editor (one
+// multi-row insert). "notools" asks for no tools, to show the queue and
+// the loop alone.
 func BenchmarkQueue(b *testing.B) {
 	for _, tools := range []string{"offer", "notools"} {
 		for _, slots := range []int{1, 2, 4} {

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"math"
 	"strings"
 	"unicode/utf8"
@@ -200,15 +199,20 @@ func messageTokens(m llm.Message) float64 {
 	return t
 }
 
+// schemaTokens estimates the tools' share of the prompt from the length
+// of their JSON encoding, counted rather than encoded on every round:
+// exact for compact schemas and plain text, a little off when escapes or
+// whitespace change the length.
 func schemaTokens(tools []llm.ToolDef) float64 {
 	if len(tools) == 0 {
 		return 0
 	}
-	b, err := json.Marshal(tools)
-	if err != nil {
-		return 0
+	const perTool = len(`{"name":"","description":"","parameters":},`)
+	n := len(`[]`) - len(`,`)
+	for _, t := range tools {
+		n += perTool + len(t.Name) + len(t.Description) + max(len(t.Parameters), len(`null`))
 	}
-	return float64(len(b)) / denseBytesPerToken
+	return float64(n) / denseBytesPerToken
 }
 
 // headLength is the number of messages through the first user message;
