@@ -12,6 +12,7 @@ import (
 	"github.com/t3agent/t3agent/internal/agentconfig"
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/mcp"
+	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
 )
@@ -88,8 +89,58 @@ func (a *app) toolsCommand() *cobra.Command {
 	}
 	cmd.AddCommand(a.toolsListCommand("list", "List every tool with its group, class, effect and the gate's decision"),
 		a.toolsListCommand("explain", "Explain the gate's decision for every tool, for the --as user"),
-		a.toolsCallCommand(), a.toolsToggleCommand(true), a.toolsToggleCommand(false))
+		a.toolsCallCommand(), a.toolsToggleCommand(true), a.toolsToggleCommand(false), a.toolsEnforcementCommand())
 	return cmd
+}
+
+// toolsEnforcementCommand shows or sets the enforcement mode of the
+// trust-zone check. Setting takes the exact words only: the gate treats
+// any other stored value as enforce, so a typo here would silently
+// enforce; refusing it says so at once.
+func (a *app) toolsEnforcementCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "enforcement [enforce|observe]",
+		Short: "Show how the trust-zone check acts, or set it (admin only): enforce denies, observe offers and records",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if m := gate.Enforcement(args[0]); m != gate.Enforce && m != gate.Observe {
+					return fmt.Errorf("enforcement %q is not understood: use enforce or observe", args[0])
+				}
+				if a.as == "" {
+					return errors.New("setting the enforcement needs --as ADMIN: only TYPO3 admins may change it")
+				}
+			}
+			return a.withRuntime(cmd.Context(), func(r *runtime) error {
+				ctx := cmd.Context()
+				if len(args) == 1 {
+					actor, err := a.actor(ctx, r.site)
+					if err != nil {
+						return err
+					}
+					if !actor.Admin {
+						return fmt.Errorf("--as %s: only TYPO3 admins may change the enforcement", a.as)
+					}
+					if _, err := r.store.SetSetting(ctx, store.SetSettingParams{Key: gate.EnforcementSetting, Value: args[0]}); err != nil {
+						return err
+					}
+				}
+				ov, err := r.gate.Availability().Load(ctx)
+				if err != nil {
+					return err
+				}
+				switch m := ov.Enforcement(); {
+				case m.Observes():
+					fmt.Fprintln(a.env.Stdout, "observe: tools above a provider's ceiling are offered and recorded; remote tools are always enforced.")
+				case m == gate.Enforce:
+					fmt.Fprintln(a.env.Stdout, "enforce: tools above a provider's ceiling are denied.")
+				default:
+					fmt.Fprintf(a.env.Stdout, "enforce: the stored value %q is not exactly observe, so tools above a provider's ceiling are denied.\n", string(m))
+				}
+				return nil
+			})
+		},
+	}
 }
 
 func (a *app) toolsListCommand(use, short string) *cobra.Command {

@@ -24,6 +24,8 @@ type decisionRow struct {
 	Allowed bool   `json:"allowed"`
 	Reason  string `json:"reason"`
 	Group   string `json:"group"`
+	// ObservedOnly: allowed only because enforcement is observe.
+	ObservedOnly bool `json:"observedOnly"`
 }
 
 func decisions(t *testing.T, work string, args ...string) map[string]decisionRow {
@@ -91,6 +93,57 @@ func TestToolsListExplainAndToggle(t *testing.T) {
 	}
 	if d := decisions(t, work, "tools", "list", "--as", "editor")["read_records"]; !d.Allowed {
 		t.Errorf("clearing the group override did not restore the tool: %+v", d)
+	}
+}
+
+// TestToolsEnforcement: the mode is shown to anyone, set by admins only
+// and to the exact words only, and the explain readout follows it.
+func TestToolsEnforcement(t *testing.T) {
+	t.Parallel()
+	work := demoDir(t)
+	ctx := context.Background()
+	show := func() string {
+		t.Helper()
+		out, _, err := run(t, ctx, work, nil, "tools", "enforcement")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if out := show(); !strings.HasPrefix(out, "enforce: ") {
+		t.Errorf("default: %q", out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"observe", "--as", "editor"}, "only TYPO3 admins"},
+		{[]string{"observe"}, "needs --as ADMIN"},
+		{[]string{"OBSERVE", "--as", "admin"}, `enforcement "OBSERVE" is not understood: use enforce or observe`},
+		{[]string{"observe ", "--as", "admin"}, "is not understood"},
+	} {
+		if _, _, err := run(t, ctx, work, nil, append([]string{"tools", "enforcement"}, c.args...)...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("enforcement %q: %v, want %q", c.args, err, c.want)
+		}
+	}
+	if out := show(); !strings.HasPrefix(out, "enforce: ") {
+		t.Errorf("after refused changes: %q", out)
+	}
+	if _, _, err := run(t, ctx, work, nil, "tools", "enforcement", "observe", "--as", "admin"); err != nil {
+		t.Fatal(err)
+	}
+	if out := show(); !strings.HasPrefix(out, "observe: ") {
+		t.Errorf("after observe: %q", out)
+	}
+	global := decisions(t, work, "tools", "explain", "--as", "editor", "--zone", "externalGlobal")
+	if d := global["get_table_schema"]; !d.Allowed || !d.ObservedOnly || d.Reason != "trust_zone" {
+		t.Errorf("observing, externalGlobal: %+v", d)
+	}
+	if _, _, err := run(t, ctx, work, nil, "tools", "enforcement", "enforce", "--as", "admin"); err != nil {
+		t.Fatal(err)
+	}
+	if d := decisions(t, work, "tools", "explain", "--as", "editor", "--zone", "externalGlobal")["get_table_schema"]; d.Allowed {
+		t.Errorf("enforcing again, externalGlobal: %+v", d)
 	}
 }
 
