@@ -84,7 +84,8 @@ func (g *Gate) record(ctx context.Context, s scope, ds []Decision) []Decision {
 	if len(denied) > 0 {
 		// One line per decision batch: an offer denies the same tools to
 		// the same user run after run; each denial is an event of its own.
-		ev := eventOf(EventToolDenied, Decision{Zone: s.cfg.TrustZone, Ceiling: s.cfg.TrustZone.Ceiling()}, s)
+		// Who, where and which run are the batch's, the same in every event.
+		ev := events[0]
 		g.log.InfoContext(ctx, "tools denied", "tools", strings.Join(denied, "; "), "count", len(denied),
 			"zone", ev.Zone, "ceiling", ev.Ceiling, "actor", ev.ActorUsername, "actor_uid", ev.ActorUID,
 			"configuration", ev.Configuration, "run_id", ev.RunID)

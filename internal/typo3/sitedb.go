@@ -110,9 +110,8 @@ func (db *DB) Close() error {
 // every time, and MySQL answers in one round trip instead of three
 // (prepare, execute, close); both re-prepare by themselves when the schema
 // changes. PostgreSQL's driver already keeps its own cache of prepared
-// statements, so there q runs as any query. q must be
-// built from code and TCA names only, as every query here is; its values
-// are bound.
+// statements, so there q runs as any query. q must be built from code and
+// TCA names only, as every query here is; its values are bound.
 func (db *DB) QueryPrepared(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
 	if db.Dialect == DialectPostgres {
 		return db.SQL.QueryContext(ctx, q, args...)

@@ -257,7 +257,7 @@ func RawSchema(raw json.RawMessage) map[string]any {
 	switch p := bytes.TrimSpace(top["properties"]); {
 	case len(p) == 0, string(p) == "null":
 		m["properties"] = map[string]any{}
-	case p[0] == '[' && string(bytes.Join(bytes.Fields(p), nil)) == "[]":
+	case p[0] == '[' && len(bytes.TrimSpace(p[1:len(p)-1])) == 0: // [] or [ ]
 		m["properties"] = map[string]any{}
 	}
 	return m
