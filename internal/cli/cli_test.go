@@ -137,7 +137,7 @@ func TestDemoInitIsIdempotentAndTCACommandsWork(t *testing.T) {
 	}
 
 	// Importing the introduction package's real TCA switches the source.
-	export := filepath.Join(dbtest.SharedTYPO3(t), "tca-introduction.json")
+	export := filepath.Join(dbtest.TYPO3Material(t), "tca-introduction.json")
 	if _, _, err := run(t, ctx, work, nil, "tca", "import", export); err != nil {
 		t.Fatal(err)
 	}

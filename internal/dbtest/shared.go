@@ -6,10 +6,12 @@ import (
 	"testing"
 )
 
-// SharedTYPO3 returns the absolute path of the real TYPO3 reference material
-// (shared/typo3), which lies beside the repository checkout. Tests that read
-// it fail when it is missing: CI always has it.
-func SharedTYPO3(t testing.TB) string {
+// TYPO3Material returns the absolute path of the real TYPO3 material the
+// tests run against (testdata/typo3 at the module root: core TCA, schema,
+// password vectors, bootstrap_package, the introduction package, TYPO3's own
+// TypoScript output). It is part of the repository; see its README for origin
+// and licence.
+func TYPO3Material(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -17,11 +19,11 @@ func SharedTYPO3(t testing.TB) string {
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			p := filepath.Join(dir, "..", "shared", "typo3")
+			p := filepath.Join(dir, "testdata", "typo3")
 			if _, err := os.Stat(p); err != nil {
-				t.Fatalf("TYPO3 reference material not found at %s: %v", p, err)
+				t.Fatalf("TYPO3 test material not found at %s: %v", p, err)
 			}
-			return filepath.Clean(p)
+			return p
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {

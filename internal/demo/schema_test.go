@@ -25,12 +25,12 @@ func TestSplitSQL(t *testing.T) {
 }
 
 // TestSchemaMatchesTYPO3 compares the Go table definitions with the schema
-// TYPO3 v13.4 itself created (shared/typo3/schema-sqlite.sql): same columns
+// TYPO3 v13.4 itself created (testdata/typo3/schema-sqlite.sql): same columns
 // in the same order with the same types, defaults and nullability, same
 // indexes.
 func TestSchemaMatchesTYPO3(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile(filepath.Join(dbtest.SharedTYPO3(t), "schema-sqlite.sql"))
+	raw, err := os.ReadFile(filepath.Join(dbtest.TYPO3Material(t), "schema-sqlite.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ var introductionCounts = map[string]int{
 // values typed as the export says, plus the two backend users.
 func TestImportT3D(t *testing.T) {
 	t.Parallel()
-	shared := dbtest.SharedTYPO3(t)
+	shared := dbtest.TYPO3Material(t)
 	for _, d := range allDialects {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()

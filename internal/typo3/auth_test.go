@@ -68,7 +68,7 @@ type hashVectors struct {
 
 func loadHashVectors(t *testing.T) hashVectors {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dbtest.SharedTYPO3(t), "password-hashes.json"))
+	b, err := os.ReadFile(filepath.Join(dbtest.TYPO3Material(t), "password-hashes.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func introEnv(t *testing.T, d typo3.Dialect) *env {
 	if in.Result.Rows != 706 || in.Result.Counts["pages"] != 85 {
 		t.Fatalf("introduction import: %d rows, %d pages; want 706 and 85", in.Result.Rows, in.Result.Counts["pages"])
 	}
-	f, err := os.Open(filepath.Join(in.Shared, "tca-introduction.json"))
+	f, err := os.Open(filepath.Join(in.Material, "tca-introduction.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // addSeeds adds the real TypoScript and TSconfig files of the reference
 // material plus hostile shapes to a fuzz corpus.
 func addSeeds(f *testing.F, add func(src string)) {
-	shared := dbtest.SharedTYPO3(f)
+	shared := dbtest.TYPO3Material(f)
 	for _, dir := range []string{"bootstrap_package", "core-extensions", "default-typoscript"} {
 		err := filepath.WalkDir(filepath.Join(shared, dir), func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {

@@ -11,7 +11,7 @@ import (
 )
 
 // sharedPaths resolves EXT:bootstrap_package to the shared copy of
-// bootstrap_package and EXT:<core ext> to shared/typo3/core-extensions:
+// bootstrap_package and EXT:<core ext> to testdata/typo3/core-extensions:
 // a real resolver over real folders.
 type sharedPaths struct{ dirs map[string]string }
 
@@ -30,7 +30,7 @@ func (p sharedPaths) Path(ref string) (string, error) {
 
 func newSharedPaths(t testing.TB) (sharedPaths, string) {
 	t.Helper()
-	shared := dbtest.SharedTYPO3(t)
+	shared := dbtest.TYPO3Material(t)
 	p := sharedPaths{dirs: map[string]string{"bootstrap_package": filepath.Join(shared, "bootstrap_package")}}
 	ents, err := os.ReadDir(filepath.Join(shared, "core-extensions"))
 	if err != nil {

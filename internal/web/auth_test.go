@@ -273,7 +273,7 @@ func TestSiteUserChanges(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOptions{})
 	intern := e.login("intern")
-	b, err := os.ReadFile(filepath.Join(dbtest.SharedTYPO3(t), "password-hashes.json"))
+	b, err := os.ReadFile(filepath.Join(dbtest.TYPO3Material(t), "password-hashes.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

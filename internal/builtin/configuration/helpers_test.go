@@ -151,7 +151,7 @@ var demoUsers = []string{"admin", "editor", "intern", "former"}
 
 // demoFixture builds the demo (docs/demo-site.md) on SQLite. Its
 // installed.json lists the core packages without shipping them; the test
-// installation points them at the shared TYPO3 reference copies, as a
+// installation points them at the TYPO3 test material copies, as a
 // composer install would have placed them.
 func demoFixture(t *testing.T) *fixture {
 	t.Helper()
@@ -180,7 +180,7 @@ func demoFixtureWith(t *testing.T, wrap func([]tool.Tool) []tool.Tool) *fixture 
 // core package whose folder is missing points at the shared copy.
 func linkCoreExtensions(t *testing.T, root string) {
 	t.Helper()
-	core := filepath.Join(dbtest.SharedTYPO3(t), "core-extensions")
+	core := filepath.Join(dbtest.TYPO3Material(t), "core-extensions")
 	path := filepath.Join(root, "vendor", "composer", "installed.json")
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -213,7 +213,7 @@ func linkCoreExtensions(t *testing.T, root string) {
 }
 
 // introExtensions are the core extensions of the introduction profile
-// (shared/typo3/FACTS.md), besides bootstrap_package.
+// (testdata/typo3/FACTS.md), besides bootstrap_package.
 var introExtensions = []string{"core", "backend", "frontend", "extbase", "seo", "felogin", "filemetadata", "form",
 	"impexp", "indexed_search"}
 
@@ -224,7 +224,7 @@ var introExtensions = []string{"core", "backend", "frontend", "extbase", "seo", 
 func introFixture(t *testing.T) *fixture {
 	t.Helper()
 	in := demotest.Introduction(t, typo3.DialectSQLite)
-	f, err := os.Open(filepath.Join(in.Shared, "tca-introduction.json"))
+	f, err := os.Open(filepath.Join(in.Material, "tca-introduction.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,16 +234,16 @@ func introFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	pkgs := []map[string]any{extPackage("bk2k/bootstrap-package", "bootstrap_package", filepath.Join(in.Shared, "bootstrap_package"))}
+	pkgs := []map[string]any{extPackage("bk2k/bootstrap-package", "bootstrap_package", filepath.Join(in.Material, "bootstrap_package"))}
 	for _, key := range introExtensions {
-		pkgs = append(pkgs, extPackage("typo3/cms-"+strings.ReplaceAll(key, "_", "-"), key, filepath.Join(in.Shared, "core-extensions", key)))
+		pkgs = append(pkgs, extPackage("typo3/cms-"+strings.ReplaceAll(key, "_", "-"), key, filepath.Join(in.Material, "core-extensions", key)))
 	}
 	b, err := json.Marshal(map[string]any{"packages": pkgs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(root, "vendor", "composer", "installed.json"), b)
-	cfg, err := os.ReadFile(filepath.Join(in.Shared, "introduction", "Initialisation", "Site", "introduction", "config.yaml"))
+	cfg, err := os.ReadFile(filepath.Join(in.Material, "introduction", "Initialisation", "Site", "introduction", "config.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,7 +127,7 @@ func TestGoldenIntroduction(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			in := demotest.Introduction(t, d)
-			f, err := os.Open(filepath.Join(in.Shared, "tca-introduction.json"))
+			f, err := os.Open(filepath.Join(in.Material, "tca-introduction.json"))
 			if err != nil {
 				t.Fatal(err)
 			}

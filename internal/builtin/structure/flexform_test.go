@@ -267,7 +267,7 @@ func TestFlexFormHostile(t *testing.T) {
 // FuzzFlexForm: the data structure renderer never panics and stays within
 // its line bound, whatever the XML. Seeds are the real files.
 func FuzzFlexForm(f *testing.F) {
-	shared := dbtest.SharedTYPO3(f)
+	shared := dbtest.TYPO3Material(f)
 	var seeds []string
 	for _, pattern := range []string{
 		filepath.Join(shared, "bootstrap_package", "Configuration", "FlexForms", "*.xml"),

@@ -111,7 +111,7 @@ func listingInstallation(t *testing.T, shared, demoRoot string) string {
 func TestFluidResolveOverrides(t *testing.T) {
 	t.Parallel()
 	site, demo := demoSite(t, typo3.DialectSQLite)
-	site.Root = listingInstallation(t, dbtest.SharedTYPO3(t), demo.Root)
+	site.Root = listingInstallation(t, dbtest.TYPO3Material(t), demo.Root)
 	f := newFixture(t, site, "editor")
 	paths := `"paths":["EXT:bootstrap_package/Resources/Private/Templates/ContentElements/","EXT:site_demo/Resources/Private/Templates/ContentElements/"]`
 

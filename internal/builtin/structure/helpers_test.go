@@ -138,7 +138,7 @@ func demoUsers() []string { return []string{"admin", "editor", "intern", "former
 func introSite(t *testing.T, d typo3.Dialect) (*typo3.Site, *demotest.Intro) {
 	t.Helper()
 	in := demotest.Introduction(t, d)
-	f, err := os.Open(filepath.Join(in.Shared, "tca-introduction.json"))
+	f, err := os.Open(filepath.Join(in.Material, "tca-introduction.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,14 +148,14 @@ func introSite(t *testing.T, d typo3.Dialect) (*typo3.Site, *demotest.Intro) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	pkgs := []map[string]any{extPackage("benjaminkott/bootstrap_package", "bootstrap_package", filepath.Join(in.Shared, "bootstrap_package"))}
-	entries, err := os.ReadDir(filepath.Join(in.Shared, "core-extensions"))
+	pkgs := []map[string]any{extPackage("benjaminkott/bootstrap_package", "bootstrap_package", filepath.Join(in.Material, "bootstrap_package"))}
+	entries, err := os.ReadDir(filepath.Join(in.Material, "core-extensions"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
 		key := e.Name()
-		pkgs = append(pkgs, extPackage("typo3/cms-"+strings.ReplaceAll(key, "_", "-"), key, filepath.Join(in.Shared, "core-extensions", key)))
+		pkgs = append(pkgs, extPackage("typo3/cms-"+strings.ReplaceAll(key, "_", "-"), key, filepath.Join(in.Material, "core-extensions", key)))
 	}
 	writeInstalled(t, root, pkgs)
 	site, err := typo3.NewSite(typo3.SiteParams{DB: in.Open(t), TCA: model, Root: root, Now: demo.DefaultNow})

@@ -105,10 +105,10 @@ func NewWith(t testing.TB, d typo3.Dialect, p demo.InitParams) *Site {
 type Intro struct {
 	DSN     string
 	Dialect typo3.Dialect
-	// Shared is the TYPO3 reference material (shared/typo3): TCA JSON,
+	// Material is the TYPO3 test material (testdata/typo3): TCA JSON,
 	// golden TypoScript, bootstrap_package files.
-	Shared string
-	Result *demo.ImportResult
+	Material string
+	Result   *demo.ImportResult
 }
 
 // Password returns the plain password of an imported backend user.
@@ -135,7 +135,7 @@ func (in *Intro) Open(t testing.TB) *typo3.DB {
 // group 1).
 func Introduction(t testing.TB, d typo3.Dialect) *Intro {
 	t.Helper()
-	shared := dbtest.SharedTYPO3(t)
+	shared := dbtest.TYPO3Material(t)
 	dsn := siteDSN(t, d, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -148,5 +148,5 @@ func Introduction(t testing.TB, d typo3.Dialect) *Intro {
 	if err != nil {
 		t.Fatalf("import introduction package: %v", err)
 	}
-	return &Intro{DSN: dsn, Dialect: res.Dialect, Shared: shared, Result: res}
+	return &Intro{DSN: dsn, Dialect: res.Dialect, Material: shared, Result: res}
 }

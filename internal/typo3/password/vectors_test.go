@@ -10,7 +10,7 @@ import (
 	"github.com/t3agent/t3agent/internal/dbtest"
 )
 
-// typo3Vectors mirrors shared/typo3/password-hashes.json, made with TYPO3's
+// typo3Vectors mirrors testdata/typo3/password-hashes.json, made with TYPO3's
 // own PasswordHashing classes.
 type typo3Vectors struct {
 	DefaultBE string   `json:"default_BE_class"`
@@ -35,7 +35,7 @@ type typo3Vectors struct {
 
 func loadTYPO3Vectors(tb testing.TB) typo3Vectors {
 	tb.Helper()
-	raw, err := os.ReadFile(filepath.Join(dbtest.SharedTYPO3(tb), "password-hashes.json"))
+	raw, err := os.ReadFile(filepath.Join(dbtest.TYPO3Material(tb), "password-hashes.json"))
 	if err != nil {
 		tb.Fatal(err)
 	}

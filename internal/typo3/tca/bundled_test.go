@@ -164,7 +164,7 @@ func loadJSONFile(t *testing.T, path string) *TCA {
 // a real install (core or the introduction profile, which adds felogin).
 func TestBundledMatchesRealTYPO3(t *testing.T) {
 	t.Parallel()
-	shared := dbtest.SharedTYPO3(t)
+	shared := dbtest.TYPO3Material(t)
 	core := loadJSONFile(t, filepath.Join(shared, "tca-core.json"))
 	intro := loadJSONFile(t, filepath.Join(shared, "tca-introduction.json"))
 	b := Bundled()

@@ -16,7 +16,7 @@ import (
 )
 
 func introJSONPath(t testing.TB) string {
-	return filepath.Join(dbtest.SharedTYPO3(t), "tca-introduction.json")
+	return filepath.Join(dbtest.TYPO3Material(t), "tca-introduction.json")
 }
 
 // TestCacheFixtureEqualsJSONExport is README point 3: the cache file and
@@ -231,7 +231,7 @@ func TestFindCacheFileNewestWins(t *testing.T) {
 
 func TestLoadSourceOrder(t *testing.T) {
 	t.Parallel()
-	shared := dbtest.SharedTYPO3(t)
+	shared := dbtest.TYPO3Material(t)
 	fixtureRoot := filepath.Join(shared, "tca-cache-fixture")
 	coreJSON := filepath.Join(shared, "tca-core.json")
 

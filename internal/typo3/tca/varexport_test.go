@@ -13,7 +13,7 @@ import (
 )
 
 func fixturePath(t testing.TB) string {
-	return filepath.Join(dbtest.SharedTYPO3(t), "tca-cache-fixture", "var", "cache", "code", "core", "tca_base_0123456789abcdef.php")
+	return filepath.Join(dbtest.TYPO3Material(t), "tca-cache-fixture", "var", "cache", "code", "core", "tca_base_0123456789abcdef.php")
 }
 
 func readFixture(t testing.TB) []byte {

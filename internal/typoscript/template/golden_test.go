@@ -10,7 +10,7 @@ import (
 )
 
 // TestIntroductionPage1Golden resolves introduction page 1 and compares it
-// in full with TYPO3's own output in shared/typo3/golden-typoscript/page-1.
+// in full with TYPO3's own output in testdata/typo3/golden-typoscript/page-1.
 func TestIntroductionPage1Golden(t *testing.T) {
 	t.Parallel()
 	r, _ := introSite(t)

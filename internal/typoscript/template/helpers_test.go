@@ -24,7 +24,7 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/golden from the current output")
 
 // sharedPaths resolves EXT:bootstrap_package to the shared copy of
-// bootstrap_package and EXT:<core ext> to shared/typo3/core-extensions; an
+// bootstrap_package and EXT:<core ext> to testdata/typo3/core-extensions; an
 // optional fallback (the demo's own installation) is asked first. A real
 // resolver over real folders.
 type sharedPaths struct {
@@ -56,7 +56,7 @@ func (p sharedPaths) Path(ref string) (string, error) {
 
 func newSharedPaths(t testing.TB) (sharedPaths, string) {
 	t.Helper()
-	shared := dbtest.SharedTYPO3(t)
+	shared := dbtest.TYPO3Material(t)
 	p := sharedPaths{dirs: map[string]string{"bootstrap_package": filepath.Join(shared, "bootstrap_package")}}
 	ents, err := os.ReadDir(filepath.Join(shared, "core-extensions"))
 	if err != nil {

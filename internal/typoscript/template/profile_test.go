@@ -16,7 +16,7 @@ import (
 var _ typoscript.ExtensionPaths = (*extpath.Map)(nil)
 
 // TestProfileMatchesTYPO3 checks the shipped global TypoScript against what
-// TYPO3's ext_localconf.php files build (shared/typo3/default-typoscript),
+// TYPO3's ext_localconf.php files build (testdata/typo3/default-typoscript),
 // byte for byte, for both reference profiles.
 func TestProfileMatchesTYPO3(t *testing.T) {
 	t.Parallel()
