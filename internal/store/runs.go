@@ -69,7 +69,8 @@ func (s RunStatus) Valid() bool {
 // vocabulary (outcomes, termination reasons, event kinds) belongs to
 // package agent; the store keeps it as given and enforces only the status
 // transitions: running rows move under their lease, terminal rows never
-// move.
+// move (a run cancelled during a fenced write only takes that write's
+// step, RecordCancelledWrite).
 type Runs interface {
 	// CreateRun stores a new run in status running, leased to
 	// params.LeaseOwner, together with its first events.
@@ -80,8 +81,9 @@ type Runs interface {
 	// params.LeaseOwner nothing is written and the error matches
 	// ErrConflict (ErrNotFound for an unknown run).
 	//
-	// A step that stamps a pending effect (the write fence) is durable
-	// when RecordRunStep returns. Other steps are heartbeats and trace:
+	// A step that stamps a pending effect (the write fence) or stores a
+	// continuation is durable when RecordRunStep returns. Other steps are
+	// heartbeats and trace:
 	// on PostgreSQL they commit without waiting for the WAL flush, so a
 	// crash of the database server may lose the last fraction of a second
 	// of them, never a part of one. Creating, suspending and settling a
@@ -107,9 +109,21 @@ type Runs interface {
 	// RecordRunStep.
 	ReleaseRun(ctx context.Context, params ReleaseRunParams) (Run, error)
 	// CancelRun moves a run that is not terminal to cancelled, clearing
-	// its lease and parked state but keeping its counters. A terminal run
-	// is an ErrConflict, so only one cancel wins.
+	// its parked state but keeping its counters. A terminal run is an
+	// ErrConflict, so only one cancel wins. It clears the lease too,
+	// unless a write is fenced (a pending effect stamped): then the lease
+	// owner and the pending effect stay, so that the segment whose write
+	// is in flight can still record it (RecordCancelledWrite); a write
+	// that started is on record whatever happens next.
 	CancelRun(ctx context.Context, id string) (Run, error)
+	// RecordCancelledWrite stores the step of a fenced write whose run
+	// was cancelled while the write ran: the events and the progress go
+	// to the cancelled row, whose lease owner and pending effect are then
+	// cleared. Unless the run is cancelled with a write fenced under
+	// params.LeaseOwner, nothing is written and the error matches
+	// ErrConflict (ErrNotFound for an unknown run). params.Lease and
+	// params.Continuation are ignored. It is a durable commit.
+	RecordCancelledWrite(ctx context.Context, params RecordRunStepParams) error
 	// EnqueueRun stores a new run in status queued with its sealed
 	// request, available at once.
 	EnqueueRun(ctx context.Context, params EnqueueRunParams) (Run, error)
@@ -180,10 +194,14 @@ type Run struct {
 	Error      string // public-safe, "" when none
 	ErrorClass string // e.g. a provider failure class
 	// LeaseOwner and LeaseExpires name who executes the run and until
-	// when; both empty outside running.
+	// when; both empty outside running, except that a run cancelled while
+	// a fenced write was in flight keeps the writer's LeaseOwner until
+	// that write is recorded.
 	LeaseOwner   string
 	LeaseExpires time.Time
 	// PendingEffect is the effect of a write fenced but not yet recorded.
+	// On a cancelled run it names a write that was in flight at the
+	// cancel and whose step never came: its outcome is unknown.
 	PendingEffect string
 	// TurnDigest identifies the pending turn of a waiting run.
 	TurnDigest string
@@ -248,7 +266,13 @@ type RecordRunStepParams struct {
 	Progress   RunProgress
 	// PendingEffect is stamped as given; "" clears it.
 	PendingEffect string
-	Events        []RunEventParams
+	// Continuation, when set, replaces the stored request of a run that
+	// has one (a queued run), so that a worker taking the run over after
+	// this step goes on from it instead of starting again: the step of a
+	// write stores where the run stands after the write. A run without a
+	// stored request keeps none.
+	Continuation string
+	Events       []RunEventParams
 }
 
 // SuspendRunParams are the parameters of SuspendRun.

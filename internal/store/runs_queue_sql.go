@@ -100,10 +100,12 @@ func (s *sqlStore) CancelRun(ctx context.Context, id string) (Run, error) {
 	var out Run
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		var err error
+		// A fenced write keeps its lease owner and pending effect: the
+		// segment running it records it on the cancelled row.
 		out, err = scanRun(tx.QueryRowContext(ctx, `
 			UPDATE runs SET status = $1, outcome = $2, termination_reason = $2, error = $3, error_class = 'canceled',
-				lease_owner = '', lease_expires = NULL, pending_effect = '', suspended_state = NULL,
-				queued_request = NULL, available_at = NULL, updated_at = $4, finished_at = $4
+				lease_owner = CASE WHEN pending_effect = '' THEN '' ELSE lease_owner END, lease_expires = NULL,
+				suspended_state = NULL, queued_request = NULL, available_at = NULL, updated_at = $4, finished_at = $4
 			WHERE id = $5 AND status NOT IN ($6, $7, $8)
 			RETURNING `+runColumns,
 			RunCancelled, "cancelled", "The run was cancelled.", now, id, RunCompleted, RunFailed, RunCancelled))
@@ -119,6 +121,33 @@ func (s *sqlStore) CancelRun(ctx context.Context, id string) (Run, error) {
 		return Run{}, err
 	}
 	return out, nil
+}
+
+func (s *sqlStore) RecordCancelledWrite(ctx context.Context, p RecordRunStepParams) error {
+	if err := checkRunID(p.ID); err != nil {
+		return err
+	}
+	if err := checkName("lease owner", p.LeaseOwner); err != nil {
+		return err
+	}
+	if err := checkProgress(p.Progress); err != nil {
+		return err
+	}
+	if err := checkRunEvents(p.Events); err != nil {
+		return err
+	}
+	now := s.stamp()
+	return s.writeTx(ctx, func(tx *sql.Tx) error {
+		if err := execGuarded(ctx, tx, p.ID, "record the write of cancelled", "cancelled with a write fenced under lease "+strconv.Quote(p.LeaseOwner), `
+			UPDATE runs SET rounds = $1, tool_calls = $2, input_tokens = $3, output_tokens = $4, cost = $5,
+				truncated = $6, lease_owner = '', pending_effect = '', updated_at = $7
+			WHERE id = $8 AND status = $9 AND lease_owner = $10 AND pending_effect <> ''`,
+			p.Progress.Rounds, p.Progress.ToolCalls, p.Progress.InputTokens, p.Progress.OutputTokens, costArg(p.Progress),
+			p.Progress.Truncated, now, p.ID, RunCancelled, p.LeaseOwner); err != nil {
+			return err
+		}
+		return insertRunEvents(ctx, tx, p.ID, p.Events, now)
+	})
 }
 
 func (s *sqlStore) EnqueueRun(ctx context.Context, p EnqueueRunParams) (Run, error) {

@@ -206,33 +206,48 @@ func (s *sqlStore) RecordRunStep(ctx context.Context, p RecordRunStepParams) err
 	if err := checkRunEvents(p.Events); err != nil {
 		return err
 	}
+	if err := checkText("continuation", p.Continuation, MaxSuspendedState); err != nil {
+		return err
+	}
 	now := s.stamp()
 	if s.drv.Dialect() == goose.DialectPostgres {
 		return s.recordStepPostgres(ctx, p, now)
 	}
+	args := []any{p.Progress.Rounds, p.Progress.ToolCalls, p.Progress.InputTokens, p.Progress.OutputTokens, costArg(p.Progress),
+		p.Progress.Truncated, p.PendingEffect, now.Add(p.Lease), now, p.ID, RunRunning, p.LeaseOwner}
 	return s.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
+		if err := execGuarded(ctx, tx, p.ID, "record a step of", "running under lease "+strconv.Quote(p.LeaseOwner), `
 			UPDATE runs SET rounds = $1, tool_calls = $2, input_tokens = $3, output_tokens = $4, cost = $5,
-				truncated = $6, pending_effect = $7, lease_expires = $8, updated_at = $9
-			WHERE id = $10 AND status = $11 AND lease_owner = $12`,
-			p.Progress.Rounds, p.Progress.ToolCalls, p.Progress.InputTokens, p.Progress.OutputTokens, costArg(p.Progress),
-			p.Progress.Truncated, p.PendingEffect, now.Add(p.Lease), now, p.ID, RunRunning, p.LeaseOwner)
-		if err != nil {
-			return fmt.Errorf("store: cannot record a step of run %s: %w", p.ID, err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			if err != nil {
-				return fmt.Errorf("store: cannot record a step of run %s: %w", p.ID, err)
-			}
-			return explainMiss(ctx, tx, p.ID, "running under lease "+strconv.Quote(p.LeaseOwner))
+				truncated = $6, pending_effect = $7, lease_expires = $8, updated_at = $9`+continuationSet(p, &args)+`
+			WHERE id = $10 AND status = $11 AND lease_owner = $12`, args...); err != nil {
+			return err
 		}
 		return insertRunEvents(ctx, tx, p.ID, p.Events, now)
 	})
 }
 
+// execGuarded runs the guarded update q of run id; one that updates no
+// row is explained by explainMiss with want. what names the update in
+// errors ("cannot <what> run <id>").
+func execGuarded(ctx context.Context, tx *sql.Tx, id, what, want, q string, args ...any) error {
+	res, err := tx.ExecContext(ctx, q, args...)
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
+	if err != nil {
+		return fmt.Errorf("store: cannot %s run %s: %w", what, id, err)
+	}
+	if n == 0 {
+		return explainMiss(ctx, tx, id, want)
+	}
+	return nil
+}
+
 // recordStepPostgres is RecordRunStep in one statement, one round trip:
 // the guarded update and the events' insert as data-modifying CTEs, which
-// PostgreSQL runs atomically. A heartbeat (no pending effect) turns off
+// PostgreSQL runs atomically. A heartbeat (no pending effect, no
+// continuation) turns off
 // synchronous_commit for its own transaction: it need not wait for the
 // WAL flush, and the next durable commit (the settle at the latest)
 // flushes it anyway, since the WAL is written in order.
@@ -241,14 +256,14 @@ func (s *sqlStore) recordStepPostgres(ctx context.Context, p RecordRunStepParams
 		costArg(p.Progress), p.Progress.Truncated, p.PendingEffect, now.Add(p.Lease), now, p.ID, RunRunning, p.LeaseOwner}
 	var q strings.Builder
 	guard := ""
-	if p.PendingEffect == "" {
+	if p.PendingEffect == "" && p.Continuation == "" {
 		q.WriteString(`WITH heartbeat AS (SELECT set_config('synchronous_commit', 'off', true) AS v), `)
 		guard = ` AND (SELECT v FROM heartbeat) IS NOT NULL`
 	} else {
 		q.WriteString(`WITH `)
 	}
 	q.WriteString(`step AS (UPDATE runs SET rounds = $1, tool_calls = $2, input_tokens = $3, output_tokens = $4,
-		cost = $5, truncated = $6, pending_effect = $7, lease_expires = $8, updated_at = $9
+		cost = $5, truncated = $6, pending_effect = $7, lease_expires = $8, updated_at = $9` + continuationSet(p, &args) + `
 		WHERE id = $10 AND status = $11 AND lease_owner = $12` + guard + ` RETURNING id)`)
 	args = eventsCTE(&q, args, "step", p.Events, now)
 	q.WriteString(` SELECT count(*) FROM step`)
@@ -260,6 +275,17 @@ func (s *sqlStore) recordStepPostgres(ctx context.Context, p RecordRunStepParams
 		return explainMiss(ctx, s.w, p.ID, "running under lease "+strconv.Quote(p.LeaseOwner))
 	}
 	return nil
+}
+
+// continuationSet is the SET clause that stores p.Continuation (nothing
+// when there is none), its value added to args. Only a run that has a
+// stored request keeps a continuation.
+func continuationSet(p RecordRunStepParams, args *[]any) string {
+	if p.Continuation == "" {
+		return ""
+	}
+	*args = append(*args, p.Continuation)
+	return fmt.Sprintf(`, queued_request = CASE WHEN queued_request IS NULL THEN NULL ELSE $%d END`, len(*args))
 }
 
 func eventPayload(ev RunEventParams) string {

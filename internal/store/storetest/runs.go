@@ -32,6 +32,8 @@ func testRuns(t *testing.T, h harness) {
 		{"QueueClaimsOnce", testRunQueueClaimsOnce},
 		{"RequeueExpired", testRunRequeueExpired},
 		{"Reseal", testRunReseal},
+		{"CancelDuringWrite", testRunCancelDuringWrite},
+		{"Continuation", testRunContinuation},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -245,3 +245,118 @@ func testRunReseal(t *testing.T, h harness) {
 		t.Errorf("claimed %+v, %v", c, err)
 	}
 }
+
+// testRunCancelDuringWrite: a run cancelled while a fenced write is in
+// flight keeps the writer's lease owner and pending effect, so that the
+// writer (and only it, once) records the write on the cancelled row; a
+// run cancelled without a fence keeps nothing to record.
+func testRunCancelDuringWrite(t *testing.T, h harness) {
+	f := h.setup(t)
+	p := newRun("run-cancel-write", "editor")
+	p.Events = []store.RunEventParams{ev(0, "request", 1, `{}`)}
+	createRun(t, f.st, p)
+	if err := f.st.RecordRunStep(t.Context(), store.RecordRunStepParams{ID: p.ID, LeaseOwner: p.LeaseOwner, Lease: time.Minute,
+		Progress: store.RunProgress{Rounds: 1}, PendingEffect: "non_idempotent_write"}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Second)
+	c, err := f.st.CancelRun(t.Context(), p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Status != store.RunCancelled || c.LeaseOwner != p.LeaseOwner || c.PendingEffect != "non_idempotent_write" || !c.LeaseExpires.IsZero() {
+		t.Errorf("cancelled during a write = %+v; the fence must stay for the writer", c)
+	}
+	// The running guard refuses, as for any step after a cancel.
+	step := store.RecordRunStepParams{ID: p.ID, LeaseOwner: p.LeaseOwner, Lease: time.Minute,
+		Progress: store.RunProgress{Rounds: 1, ToolCalls: 1}, Events: []store.RunEventParams{ev(1, "tool", 1, `{"tool":"w"}`)}}
+	if err := f.st.RecordRunStep(t.Context(), step); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("a step of a cancelled run: %v, want ErrConflict", err)
+	}
+	other := step
+	other.LeaseOwner = "worker:other:1"
+	if err := f.st.RecordCancelledWrite(t.Context(), other); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("the write recorded under another lease: %v, want ErrConflict", err)
+	}
+	f.clock.Advance(time.Second)
+	if err := f.st.RecordCancelledWrite(t.Context(), step); err != nil {
+		t.Fatalf("RecordCancelledWrite: %v", err)
+	}
+	got := getRun(t, f.st, p.ID)
+	if got.Status != store.RunCancelled || got.ToolCalls != 1 || got.Rounds != 1 || got.LeaseOwner != "" || got.PendingEffect != "" ||
+		got.TerminationReason != "cancelled" {
+		t.Errorf("after the write was recorded = %+v", got)
+	}
+	checkTime(t, "FinishedAt", got.FinishedAt, c.FinishedAt)
+	evs := runEvents(t, f.st, store.ListRunEventsParams{RunID: p.ID})
+	if !slices.Equal(seqs(evs), []int64{0, 1}) || evs[1].Kind != "tool" {
+		t.Errorf("events = %+v", evs)
+	}
+	// Once only; terminal stays terminal.
+	step.Events = []store.RunEventParams{ev(2, "tool", 1, `{}`)}
+	if err := f.st.RecordCancelledWrite(t.Context(), step); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("a second record: %v, want ErrConflict", err)
+	}
+	if _, err := f.st.SettleRun(t.Context(), store.SettleRunParams{ID: p.ID, Status: store.RunFailed}); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("settle of the cancelled run: %v, want ErrConflict", err)
+	}
+
+	// Without a fence the cancel clears the lease; there is nothing to record.
+	q := newRun("run-cancel-nofence", "editor")
+	createRun(t, f.st, q)
+	if c, err := f.st.CancelRun(t.Context(), q.ID); err != nil || c.LeaseOwner != "" || c.PendingEffect != "" {
+		t.Errorf("cancel without a fence = %+v, %v", c, err)
+	}
+	if err := f.st.RecordCancelledWrite(t.Context(), store.RecordRunStepParams{ID: q.ID, LeaseOwner: q.LeaseOwner}); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("a write recorded without a fence: %v, want ErrConflict", err)
+	}
+	if err := f.st.RecordCancelledWrite(t.Context(), store.RecordRunStepParams{ID: "no-such-run", LeaseOwner: "x"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an unknown run: %v, want ErrNotFound", err)
+	}
+}
+
+// testRunContinuation: a step with a continuation replaces the stored
+// request of a queued run, durably, so the next claim after a requeue gets
+// it; a run without a stored request keeps none.
+func testRunContinuation(t *testing.T, h harness) {
+	f := h.setup(t)
+	p := newRun("run-continue", "editor")
+	if _, err := f.st.EnqueueRun(t.Context(), store.EnqueueRunParams{CreateRunParams: p, QueuedRequest: "req"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.st.ClaimQueuedRun(t.Context(), store.ClaimQueuedRunParams{ID: p.ID, LeaseOwner: "worker:h:1", Lease: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.RecordRunStep(t.Context(), store.RecordRunStepParams{ID: c.ID, LeaseOwner: "worker:h:1", Lease: time.Minute,
+		Progress: store.RunProgress{Rounds: 1, ToolCalls: 1}, Continuation: "after-the-write", Events: []store.RunEventParams{ev(0, "tool", 1, `{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	// A plain step leaves it.
+	if err := f.st.RecordRunStep(t.Context(), store.RecordRunStepParams{ID: c.ID, LeaseOwner: "worker:h:1", Lease: time.Minute,
+		Progress: store.RunProgress{Rounds: 2, ToolCalls: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	// From another connection, as the process taking over would read it.
+	other := open(t, f.dsn, store.OpenParams{Now: f.clock.Now})
+	if _, err := other.RequeueRun(t.Context(), store.RequeueRunParams{ID: c.ID, LeaseOwner: "worker:h:1"}); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := other.ClaimQueuedRun(t.Context(), store.ClaimQueuedRunParams{ID: c.ID, LeaseOwner: "worker:h:2", Lease: time.Minute})
+	if err != nil || c2.Sealed != "after-the-write" || c2.Rounds != 2 || c2.ToolCalls != 1 || c2.NextSeq != 1 {
+		t.Fatalf("claim after the requeue = %+v, %v", c2, err)
+	}
+	if err := f.st.RecordRunStep(t.Context(), store.RecordRunStepParams{ID: c.ID, LeaseOwner: "worker:h:2", Lease: time.Minute,
+		Continuation: string(make([]byte, store.MaxSuspendedState+1))}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("an oversized continuation: %v, want ErrInvalid", err)
+	}
+
+	q := newRun("run-continue-interactive", "editor")
+	createRun(t, f.st, q)
+	if err := f.st.RecordRunStep(t.Context(), store.RecordRunStepParams{ID: q.ID, LeaseOwner: q.LeaseOwner, Lease: time.Minute, Continuation: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := getRun(t, f.st, q.ID); r.HasQueuedRequest {
+		t.Errorf("an interactive run got a stored request: %+v", r)
+	}
+}
