@@ -179,12 +179,16 @@ func (rt *Runtime) Approve(ctx context.Context, p ApproveParams) (res Result, er
 		}
 	}
 	r.rec.emit(EventDecision, r.base, 0, DecisionPayload{Approved: p.Approved, DecidedBy: clip(p.Approver.Username), Token: clip(p.Access.Token), Reason: cutUTF8(p.Reason, 500)})
-	if err := r.record(ctx); err != nil {
+	if e := r.flush(ctx); e != nil {
+		if e.unsettled {
+			// Cancelled (or taken over) since the claim: nothing runs.
+			return r.finish(ctx, *e), nil
+		}
 		if p.Approved && len(bound) > 0 {
 			r.rec.take()
-			return Result{}, r.release(ctx, refuse(RefusedNotAuditable, "the approval could not be recorded: %v", err), p.Approver.Username)
+			return Result{}, r.release(ctx, refuse(RefusedNotAuditable, "the approval could not be recorded"), p.Approver.Username)
 		}
-		rt.log.WarnContext(ctx, "cannot record a decision; going on, nothing to write", "run_id", r.id, "error", err.Error())
+		rt.log.WarnContext(ctx, "cannot record a decision; going on, nothing to write", "run_id", r.id)
 	}
 	mode := answerDeny
 	if p.Approved {
@@ -236,8 +240,11 @@ func (rt *Runtime) SubmitInput(ctx context.Context, p SubmitInputParams) (res Re
 		}
 	}
 	r.rec.emit(EventInputSubmitted, r.base, 0, InputSubmittedPayload{Tool: bounded(r.state.InputTool), SubmittedBy: clip(p.Submitter.Username)})
-	if err := r.record(ctx); err != nil {
-		rt.log.WarnContext(ctx, "cannot record the input event; going on", "run_id", r.id, "error", err.Error())
+	if e := r.flush(ctx); e != nil {
+		if e.unsettled {
+			return r.finish(ctx, *e), nil
+		}
+		rt.log.WarnContext(ctx, "cannot record the input event; going on", "run_id", r.id)
 	}
 	res = r.finish(ctx, r.resume(ctx, answerInput, data))
 	return res, nil
@@ -418,18 +425,6 @@ func (r *run) boundCalls(ctx context.Context) (bound []string, writes bool) {
 	return bound, writes
 }
 
-// record stores the queued events under the lease, before anything runs.
-func (r *run) record(ctx context.Context) error {
-	evs := r.rec.take()
-	err := r.rt.st.RecordRunStep(ctx, store.RecordRunStepParams{
-		ID: r.id, LeaseOwner: r.owner, Lease: LeaseDuration, Progress: r.prog, Events: evs,
-	})
-	if err != nil {
-		r.rec.untake(evs)
-	}
-	return err
-}
-
 // release hands a refused run back to waiting with a refused event and
 // returns the refusal; if even that fails, the run fails.
 func (r *run) release(ctx context.Context, refusal error, by string) error {
@@ -517,11 +512,10 @@ func (r *run) resume(ctx context.Context, mode answerMode, input map[string]any)
 			msgs = append(msgs, llm.Message{Role: llm.RoleTool, Content: refusal, ToolCallID: c.ID})
 			continue
 		}
-		content, e := r.fenced(ctx, r.base, c)
-		if e != nil {
+		var e *ending
+		if msgs, e = r.fenced(ctx, r.base, msgs, c); e != nil {
 			return *e
 		}
-		msgs = append(msgs, llm.Message{Role: llm.RoleTool, Content: content, ToolCallID: c.ID})
 	}
 	return r.rounds(ctx, msgs, r.base)
 }

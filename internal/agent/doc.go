@@ -81,7 +81,10 @@
 // next side effect and writes nothing more. The write fence: before a
 // write tool runs, its effect is stamped on the leased row in the same
 // guarded update; the step that records the write clears it, and a write
-// step that cannot be stored fails the run.
+// step that cannot be stored fails the run. A write that started is
+// recorded whatever happens next: a cancel that comes while it is in
+// flight leaves the fence to the segment running it, which stores the
+// write's step on the cancelled row and stops.
 //
 // A waiting run is decided with Approve or SubmitInput. Approve checks,
 // in order: the run waits for approval; the approver is an admin or the

@@ -22,6 +22,7 @@ import (
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/llm"
 	"github.com/t3agent/t3agent/internal/llm/llmtest"
+	"github.com/t3agent/t3agent/internal/mcp"
 	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/secret"
 	"github.com/t3agent/t3agent/internal/store"
@@ -56,6 +57,9 @@ type fixture struct {
 	rt        *agent.Runtime
 	sleeps    *sleeps
 	logs      *syncBuffer
+	// mcp is the MCP client whose catalogue the registry loads, when
+	// fixtureParams.mcp asked for one.
+	mcp *mcp.Service
 }
 
 type fixtureParams struct {
@@ -67,6 +71,9 @@ type fixtureParams struct {
 	storeDSN string
 	// noKeyring leaves the runtime without a master key.
 	noKeyring bool
+	// mcp adds an MCP client (over the fixture's store) whose catalogue
+	// the registry loads; see importSite.
+	mcp bool
 }
 
 func newFixture(t testing.TB, p fixtureParams) *fixture {
@@ -94,6 +101,13 @@ func newFixture(t testing.TB, p fixtureParams) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.st.Close() })
+	if p.mcp {
+		if f.mcp, err = mcp.New(mcp.Params{Store: f.st, Logger: logger, ClientVersion: "agent-test"}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = f.mcp.Close() })
+		p.providers = append(p.providers, f.mcp.Provider())
+	}
 	f.reg, err = tool.NewRegistry(append(builtin.Tools(f.tsite, readpolicy.New(tc)), p.extra...), p.providers...)
 	if err != nil {
 		t.Fatal(err)

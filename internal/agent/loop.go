@@ -227,11 +227,9 @@ func (r *run) rounds(ctx context.Context, msgs []llm.Message, base int) ending {
 			if ctx.Err() != nil {
 				return cancelled()
 			}
-			content, e := r.fenced(ctx, round, c)
-			if e != nil {
+			if msgs, e = r.fenced(ctx, round, msgs, c); e != nil {
 				return *e
 			}
-			msgs = append(msgs, llm.Message{Role: llm.RoleTool, Content: content, ToolCallID: c.ID})
 		}
 	}
 	// The cap came with calls still pending: one last call, without
@@ -313,7 +311,7 @@ func (r *run) call(ctx context.Context, round int, msgs []llm.Message, defs []ll
 		rp.MessagesSent = fit.Messages
 	}
 	r.rec.emit(EventRequest, round, 0, rp)
-	if e := r.flush(ctx, ""); e != nil {
+	if e := r.flush(ctx); e != nil {
 		return llm.Response{}, e
 	}
 	req := llm.Request{Model: model.ModelID, Messages: fit.Messages, Tools: defs, Temperature: r.conf.Temperature, MaxTokens: maxTokens}
@@ -471,36 +469,61 @@ func (r *run) scan(ctx context.Context, round int, msgs []llm.Message, calls []l
 	return nil
 }
 
-// fenced runs one call through the write fence: before a write runs, its
-// effect is stamped on the leased row in the guarded update that renews
-// the lease (a lost lease stops here, before the side effect); the step
-// that records the write clears it, and if that step cannot be stored
-// the run fails, since a write must never go unrecorded.
-func (r *run) fenced(ctx context.Context, round int, c llm.ToolCall) (string, *ending) {
+// fenced runs one call through the write fence and returns the
+// transcript with its result. Before a write runs, its effect is stamped
+// on the leased row in the guarded update that renews the lease (a lost
+// lease or a cancel stops here, before the side effect); once it ran,
+// recordWrite puts it on record whatever happens next.
+func (r *run) fenced(ctx context.Context, round int, msgs []llm.Message, c llm.ToolCall) ([]llm.Message, *ending) {
 	effect := ""
 	if s, ok := r.specs[c.Name]; ok && s.Effect.IsWrite() {
 		effect = string(s.Effect)
 	}
 	if effect != "" {
-		if e := r.flush(ctx, effect); e != nil {
-			return "", e
+		if e := r.flushStep(ctx, effect); e != nil {
+			return msgs, e
 		}
 	}
 	content, e := r.invoke(ctx, round, c)
-	if e != nil || effect == "" {
-		return content, e
+	if e == nil {
+		msgs = append(msgs, llm.Message{Role: llm.RoleTool, Content: content, ToolCallID: c.ID})
 	}
-	if e := r.flush(context.WithoutCancel(ctx), ""); e != nil {
-		if !e.unsettled {
-			// The settle records the failure; the step that could not be
-			// stored is not offered again (the log has it).
-			r.rec.take()
-			f := failed(TerminationProviderFailed, "store", "A write ran but could not be recorded, so the run stopped.")
-			return "", &f
+	if effect != "" {
+		if we := r.recordWrite(ctx); we != nil {
+			return msgs, we
 		}
-		return "", e
 	}
-	return content, nil
+	return msgs, e
+}
+
+// recordWrite stores the step of a write that ran, which clears its
+// pending effect: its tool event and the counters. It is stored even
+// when the caller's context ended, and on the cancelled row when the run
+// was cancelled while the write ran. A write whose step cannot be stored
+// fails the run.
+func (r *run) recordWrite(ctx context.Context) *ending {
+	wctx := context.WithoutCancel(ctx)
+	e := r.flushStep(wctx, "")
+	switch {
+	case e == nil:
+		return nil
+	case e.unsettled && e.outcome == OutcomeCancelled:
+		// Cancelled while the write ran: the cancel kept the fence for
+		// this segment, which records the write on the cancelled row.
+		if err := r.rt.st.RecordCancelledWrite(wctx, store.RecordRunStepParams{
+			ID: r.id, LeaseOwner: r.owner, Progress: r.prog, Events: r.rec.take(),
+		}); err != nil {
+			r.rt.log.ErrorContext(ctx, "cannot record a write of a cancelled run", "run_id", r.id, "error", err.Error())
+		}
+		return e
+	case e.unsettled:
+		return e
+	}
+	// The settle records the failure; the step that could not be stored
+	// is not offered again (the log has it).
+	r.rec.take()
+	f := failed(TerminationProviderFailed, "store", "A write ran but could not be recorded, so the run stopped.")
+	return &f
 }
 
 // invoke runs one call through the gate and screens its result before it
@@ -535,7 +558,10 @@ func (r *run) invoke(ctx context.Context, round int, c llm.ToolCall) (string, *e
 // written with the next request or the settle. (A write tool will flush
 // before it runs, stamping its pending effect.) Live views see every
 // event at once through Request.OnEvent.
-func (r *run) flush(ctx context.Context, pendingEffect string) *ending {
+func (r *run) flush(ctx context.Context) *ending { return r.flushStep(ctx, "") }
+
+// flushStep is flush stamping a pending effect (the write fence).
+func (r *run) flushStep(ctx context.Context, pendingEffect string) *ending {
 	evs := r.rec.take()
 	err := r.rt.st.RecordRunStep(ctx, store.RecordRunStepParams{
 		ID: r.id, LeaseOwner: r.owner, Lease: LeaseDuration, Progress: r.prog, PendingEffect: pendingEffect, Events: evs,

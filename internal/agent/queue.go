@@ -181,7 +181,7 @@ func (r *run) requeue(ctx context.Context, e ending) *Result {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	// The attempt's counters and events first, then back to the queue.
-	if e := r.flush(wctx, ""); e != nil {
+	if e := r.flush(wctx); e != nil {
 		return nil
 	}
 	if _, err := r.rt.st.RequeueRun(wctx, store.RequeueRunParams{

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -42,7 +43,7 @@ func (f *fixture) second(t testing.TB, name string, now func() time.Time) (*agen
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	rt, err := agent.New(agent.Params{Gate: f.gate, Store: st, Providers: f.providers, Telemetry: f.tel, Keyring: f.keyring,
-		Now: now, LeaseOwner: "interactive:" + name, Configs: f.cfgs, Users: f.tsite})
+		Now: now, Logger: slog.New(slog.NewTextHandler(f.logs, nil)), LeaseOwner: "interactive:" + name, Configs: f.cfgs, Users: f.tsite})
 	if err != nil {
 		t.Fatal(err)
 	}
