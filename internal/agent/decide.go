@@ -383,7 +383,8 @@ func (rt *Runtime) claim(ctx context.Context, pk parked, from store.RunStatus, o
 
 // segment is a run struct for a row this process now holds.
 func (rt *Runtime) segment(row store.Run, cfg *agentconfig.Resolved, actor *typo3.BackendUser, owner string, seq int64, onEvent func(Event)) *run {
-	r := &run{rt: rt, cfg: cfg, id: row.ID, owner: owner, created: true, cal: InitialCalibration, prog: row.RunProgress}
+	r := &run{rt: rt, cfg: cfg, id: row.ID, owner: owner, created: true, cal: InitialCalibration, prog: row.RunProgress,
+		requeues: row.RequeueCount, queued: row.HasQueuedRequest}
 	r.conf = cfg.Configuration
 	r.req = Request{Config: cfg, Actor: actor, OnEvent: onEvent}
 	r.usage = llm.Usage{InputTokens: int(row.InputTokens), OutputTokens: int(row.OutputTokens)}

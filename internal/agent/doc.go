@@ -107,7 +107,14 @@
 // min(30 s·2^n, 600 s), at most MaxRequeues times. Reap handles runs
 // whose process died (expired lease): a fenced non-idempotent write or a
 // run without a stored request is dead-lettered not_retryable, the
-// others are requeued.
+// others are requeued. The step of every write of a queued run (in its
+// resumed segments too) replaces the stored request with a sealed
+// continuation, the transcript through the write's result, in the same
+// guarded update: a run taken over after a crash goes on from its last
+// recorded write, the model sees that write's result, and the calls of
+// that turn that were not recorded are answered as interrupted, never
+// run again unasked. A run never starts over once a write of it was
+// recorded; when its continuation cannot be kept, it stops instead.
 //
 // # What it is built on
 //

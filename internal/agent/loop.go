@@ -49,8 +49,12 @@ type run struct {
 	state    *suspendedState
 	base     int
 	requeues int // how often a queued run was requeued before
-	specs    map[string]tool.Spec
-	defs     []llm.ToolDef
+	// queued: the row keeps a stored request (a queued run, also in its
+	// resumed segments), which every recorded write replaces with a
+	// continuation.
+	queued bool
+	specs  map[string]tool.Spec
+	defs   []llm.ToolDef
 	// beside collects the text the model wrote in this segment's rounds
 	// beside its tool calls, for Result.Beside.
 	beside []string
@@ -480,7 +484,7 @@ func (r *run) fenced(ctx context.Context, round int, msgs []llm.Message, c llm.T
 		effect = string(s.Effect)
 	}
 	if effect != "" {
-		if e := r.flushStep(ctx, effect); e != nil {
+		if e := r.flushStep(ctx, effect, ""); e != nil {
 			return msgs, e
 		}
 	}
@@ -489,7 +493,7 @@ func (r *run) fenced(ctx context.Context, round int, msgs []llm.Message, c llm.T
 		msgs = append(msgs, llm.Message{Role: llm.RoleTool, Content: content, ToolCallID: c.ID})
 	}
 	if effect != "" {
-		if we := r.recordWrite(ctx); we != nil {
+		if we := r.recordWrite(ctx, round, msgs, e == nil); we != nil {
 			return msgs, we
 		}
 	}
@@ -497,13 +501,27 @@ func (r *run) fenced(ctx context.Context, round int, msgs []llm.Message, c llm.T
 }
 
 // recordWrite stores the step of a write that ran, which clears its
-// pending effect: its tool event and the counters. It is stored even
-// when the caller's context ended, and on the cancelled row when the run
-// was cancelled while the write ran. A write whose step cannot be stored
-// fails the run.
-func (r *run) recordWrite(ctx context.Context) *ending {
+// pending effect: its tool event, the counters and, for a queued run that
+// goes on, the continuation (the transcript through the write's result),
+// so that a worker taking the run over after a crash goes on from there
+// and never plans the write again. It is stored even when the caller's
+// context ended, and on the cancelled row when the run was cancelled
+// while the write ran. A write whose step cannot be stored fails the run,
+// as does one whose continuation cannot be made: then the settle, which
+// drops the stored request, is the write's step, so the run is never
+// retried from before the write.
+func (r *run) recordWrite(ctx context.Context, round int, msgs []llm.Message, goesOn bool) *ending {
 	wctx := context.WithoutCancel(ctx)
-	e := r.flushStep(wctx, "")
+	var cont string
+	if r.queued && goesOn {
+		var err error
+		if cont, err = r.continuation(round, msgs); err != nil {
+			r.rt.log.ErrorContext(ctx, "cannot keep a queued run's progress after a write; stopping it", "run_id", r.id, "error", err.Error())
+			f := failed(TerminationNotRetryable, "store", "A write ran, but the run's progress after it could not be kept, so the run stopped rather than risk repeating the write.")
+			return &f
+		}
+	}
+	e := r.flushStep(wctx, "", cont)
 	switch {
 	case e == nil:
 		return nil
@@ -558,13 +576,15 @@ func (r *run) invoke(ctx context.Context, round int, c llm.ToolCall) (string, *e
 // written with the next request or the settle. (A write tool will flush
 // before it runs, stamping its pending effect.) Live views see every
 // event at once through Request.OnEvent.
-func (r *run) flush(ctx context.Context) *ending { return r.flushStep(ctx, "") }
+func (r *run) flush(ctx context.Context) *ending { return r.flushStep(ctx, "", "") }
 
-// flushStep is flush stamping a pending effect (the write fence).
-func (r *run) flushStep(ctx context.Context, pendingEffect string) *ending {
+// flushStep is flush stamping a pending effect (the write fence) or
+// storing a continuation.
+func (r *run) flushStep(ctx context.Context, pendingEffect, continuation string) *ending {
 	evs := r.rec.take()
 	err := r.rt.st.RecordRunStep(ctx, store.RecordRunStepParams{
-		ID: r.id, LeaseOwner: r.owner, Lease: LeaseDuration, Progress: r.prog, PendingEffect: pendingEffect, Events: evs,
+		ID: r.id, LeaseOwner: r.owner, Lease: LeaseDuration, Progress: r.prog, PendingEffect: pendingEffect,
+		Continuation: continuation, Events: evs,
 	})
 	if err == nil {
 		return nil

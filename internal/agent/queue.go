@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/t3agent/t3agent/internal/agentconfig"
@@ -49,6 +50,14 @@ func RequeueDelay(n int) time.Duration {
 // queuedRequest is what a queued run keeps, sealed, until a worker runs
 // it: everything of the Request but the resolved configuration (resolved
 // again, live) and the actor (looked up again by name).
+//
+// Version 1 is the caller's request. Version 2 is a continuation, stored
+// with the step of every write the run makes: Messages is then the
+// transcript as the loop held it after the write's result (assembled and
+// screened), and Round the round of that turn, so a worker taking the run
+// over after a crash goes on from there instead of planning the write
+// again. A process that knows only version 1 refuses a continuation
+// rather than start the run over.
 type queuedRequest struct {
 	Version       int           `json:"version"`
 	Configuration string        `json:"configuration"`
@@ -56,7 +65,15 @@ type queuedRequest struct {
 	Tools         []string      `json:"tools"`
 	Caller        Caller        `json:"caller"`
 	MaxRounds     int           `json:"maxRounds,omitempty"`
+	Round         int           `json:"round,omitempty"`
+	Calibration   float64       `json:"calibration,omitempty"`
 }
+
+// Versions of queuedRequest.
+const (
+	queuedRequestVersion = 1
+	continuationVersion  = 2
+)
 
 func queueAAD(runID string) string { return "agent_queue:" + runID }
 
@@ -72,7 +89,7 @@ func (rt *Runtime) Enqueue(ctx context.Context, req Request) (string, error) {
 	}
 	id := newRunID(rt.now())
 	b, err := json.Marshal(queuedRequest{
-		Version: 1, Configuration: req.Config.Configuration.Identifier, Messages: req.Messages, Tools: req.Tools,
+		Version: queuedRequestVersion, Configuration: req.Config.Configuration.Identifier, Messages: req.Messages, Tools: req.Tools,
 		Caller: req.Caller, MaxRounds: req.MaxRounds,
 	})
 	if err != nil {
@@ -109,9 +126,11 @@ type RunQueuedParams struct {
 // RunQueued is the worker's entry: it claims a queued run (a guarded
 // update, so two workers never get the same run), runs it under a worker
 // lease and settles it. ok is false when no run was claimable. A run
-// whose request no longer opens, or whose configuration or owner is
-// gone, fails. A retryable provider failure goes back to the queue, with
-// backoff, at most MaxRequeues times.
+// that recorded a write goes on from its continuation (see proceed)
+// instead of starting again. A run whose request no longer opens, or
+// whose configuration or owner is gone, fails. A retryable provider
+// failure goes back to the queue, with backoff, at most MaxRequeues
+// times.
 func (rt *Runtime) RunQueued(ctx context.Context, p RunQueuedParams) (res Result, ok bool) {
 	owner := "worker:" + rt.node + ":" + randomHex(4)
 	c, err := rt.st.ClaimQueuedRun(ctx, store.ClaimQueuedRunParams{ID: p.ID, LeaseOwner: owner, Lease: LeaseDuration})
@@ -122,28 +141,35 @@ func (rt *Runtime) RunQueued(ctx context.Context, p RunQueuedParams) (res Result
 		return Result{}, false
 	}
 	ctx = mcp.WithCallBudget(ctx, mcp.NewCallBudget(mcp.CallsPerSegment))
-	r := &run{rt: rt, id: c.ID, owner: owner, created: true, cal: InitialCalibration, prog: c.RunProgress, requeues: c.RequeueCount}
+	r := &run{rt: rt, id: c.ID, owner: owner, created: true, cal: InitialCalibration, prog: c.RunProgress, requeues: c.RequeueCount, queued: true}
 	r.rec = &recorder{runID: c.ID, seq: c.NextSeq, full: c.Privacy == string(agentconfig.PrivacyFull), now: rt.now, onEvent: p.OnEvent}
 	r.usage = llm.Usage{InputTokens: int(c.InputTokens), OutputTokens: int(c.OutputTokens)}
 	defer r.guard(ctx, &res)
-	if e := rt.rehydrate(ctx, r, c, p.OnEvent); e != nil {
+	q, e := rt.rehydrate(ctx, r, c, p.OnEvent)
+	if e == nil {
+		e = r.prepare(ctx)
+	}
+	if e != nil {
 		return r.finish(ctx, *e), true
 	}
-	if e := r.prepare(ctx); e != nil {
-		return r.finish(ctx, *e), true
+	var end ending
+	if q.Version == continuationVersion {
+		end = r.proceed(ctx, q)
+	} else {
+		end = r.loop(ctx)
 	}
-	e := r.loop(ctx)
-	if rq := r.requeue(ctx, e); rq != nil {
+	if rq := r.requeue(ctx, end); rq != nil {
 		return *rq, true
 	}
-	return r.finish(ctx, e), true
+	return r.finish(ctx, end), true
 }
 
-// rehydrate rebuilds the request of a claimed queued run.
-func (rt *Runtime) rehydrate(ctx context.Context, r *run, c store.ClaimedRun, onEvent func(Event)) *ending {
-	fail := func(public string) *ending {
+// rehydrate rebuilds the request of a claimed queued run: the caller's
+// request, or the continuation stored with its last write.
+func (rt *Runtime) rehydrate(ctx context.Context, r *run, c store.ClaimedRun, onEvent func(Event)) (queuedRequest, *ending) {
+	fail := func(public string) (queuedRequest, *ending) {
 		e := failed(TerminationNotRetryable, "rehydrate", public)
-		return &e
+		return queuedRequest{}, &e
 	}
 	if rt.keyring == nil || rt.configs == nil || rt.users == nil {
 		return fail("This process cannot run queued runs (no master key, configurations or users).")
@@ -153,7 +179,7 @@ func (rt *Runtime) rehydrate(ctx context.Context, r *run, c store.ClaimedRun, on
 		return fail("The queued request does not open.")
 	}
 	var q queuedRequest
-	if err := json.Unmarshal(plain, &q); err != nil || q.Version != 1 {
+	if err := json.Unmarshal(plain, &q); err != nil || q.Version != queuedRequestVersion && (q.Version != continuationVersion || len(q.Messages) == 0) {
 		return fail("The queued request is not readable.")
 	}
 	cfg, err := rt.configs.Resolve(ctx, q.Configuration)
@@ -168,7 +194,81 @@ func (rt *Runtime) rehydrate(ctx context.Context, r *run, c store.ClaimedRun, on
 	}
 	r.cfg, r.conf = cfg, cfg.Configuration
 	r.req = Request{Config: cfg, Messages: q.Messages, Actor: actor, Caller: q.Caller, Tools: q.Tools, MaxRounds: q.MaxRounds, OnEvent: onEvent}
-	return nil
+	return q, nil
+}
+
+// continuation seals where the run stands after a write: the transcript
+// through the write's result and the round of its turn.
+func (r *run) continuation(round int, msgs []llm.Message) (string, error) {
+	if r.rt.keyring == nil {
+		return "", errors.New("no master key to seal it")
+	}
+	b, err := json.Marshal(queuedRequest{
+		Version: continuationVersion, Configuration: r.conf.Identifier, Messages: msgs, Tools: r.req.Tools,
+		Caller: r.req.Caller, MaxRounds: r.req.MaxRounds, Round: round, Calibration: r.cal,
+	})
+	if err != nil {
+		return "", err
+	}
+	sealed, err := r.rt.keyring.Seal(b, queueAAD(r.id))
+	if err != nil {
+		return "", err
+	}
+	if len(sealed) > store.MaxSuspendedState {
+		return "", fmt.Errorf("it is %d bytes, more than the %d a run may keep", len(sealed), store.MaxSuspendedState)
+	}
+	return sealed, nil
+}
+
+// interrupted answers a call of the continued turn whose result was never
+// recorded: it may or may not have run.
+const interrupted = "Error: the run was interrupted before this call's result was recorded; it may not have run. Call it again if it is still needed."
+
+// proceed goes on from a continuation, with the tools offered afresh and
+// a fresh round cap. The calls of its turn after the recorded write were
+// not recorded: each is answered as interrupted, never run again here, so
+// the model decides whether to ask again (and a write asked again needs
+// a new approval).
+func (r *run) proceed(ctx context.Context, q queuedRequest) ending {
+	if q.Calibration > 0 {
+		r.cal = q.Calibration
+	}
+	if e := r.offer(ctx); e != nil {
+		return *e
+	}
+	msgs := slices.Clip(q.Messages)
+	for _, c := range unanswered(msgs) {
+		r.rec.emit(EventTool, q.Round, 0, ToolPayload{Tool: bounded(c.Name), CallID: bounded(c.ID), IsError: true, Bytes: len(interrupted)})
+		msgs = append(msgs, llm.Message{Role: llm.RoleTool, Content: interrupted, ToolCallID: c.ID})
+	}
+	return r.rounds(ctx, msgs, q.Round)
+}
+
+// unanswered are the calls of the transcript's last tool-call turn that
+// have no result after it.
+func unanswered(msgs []llm.Message) []llm.ToolCall {
+	last := -1
+	for i, m := range msgs {
+		if m.Role == llm.RoleAssistant && len(m.ToolCalls) > 0 {
+			last = i
+		}
+	}
+	if last < 0 {
+		return nil
+	}
+	answered := map[string]bool{}
+	for _, m := range msgs[last+1:] {
+		if m.Role == llm.RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	var out []llm.ToolCall
+	for _, c := range msgs[last].ToolCalls {
+		if !answered[c.ID] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // requeue puts a run whose provider failed retryably back in the queue,
@@ -202,10 +302,11 @@ type ReapReport struct {
 
 // Reap handles runs whose lease expired (their process died): a run with
 // a fenced non-idempotent write, or without a stored request
-// (interactive and resumed segments), is dead-lettered not_retryable; one
+// (an interactive run, resumed or not), is dead-lettered not_retryable; one
 // requeued MaxRequeues times already fails retries_exhausted; the others
-// go back to the queue with backoff. Every write re-checks that the
-// lease is still the expired one, so a run that came back is left alone.
+// go back to the queue with backoff, to go on from their last recorded
+// write if they made one. Every write re-checks that the lease is still
+// the expired one, so a run that came back is left alone.
 func (rt *Runtime) Reap(ctx context.Context) (ReapReport, error) {
 	var rep ReapReport
 	rows, err := rt.st.ExpiredRuns(ctx, ReapBatch)
