@@ -85,8 +85,10 @@ func (g *Gate) record(ctx context.Context, s scope, ds []Decision) []Decision {
 		// One line per decision batch: an offer denies the same tools to
 		// the same user run after run; each denial is an event of its own.
 		// Who, where and which run are the batch's, the same in every event.
+		// Debug, not info: the events are the record, and at info this line
+		// repeated the same denials for every run.
 		ev := events[0]
-		g.log.InfoContext(ctx, "tools denied", "tools", strings.Join(denied, "; "), "count", len(denied),
+		g.log.DebugContext(ctx, "tools denied", "tools", strings.Join(denied, "; "), "count", len(denied),
 			"zone", ev.Zone, "ceiling", ev.Ceiling, "actor", ev.ActorUsername, "actor_uid", ev.ActorUID,
 			"configuration", ev.Configuration, "run_id", ev.RunID)
 	}

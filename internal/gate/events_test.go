@@ -48,7 +48,7 @@ func TestGovernanceEventFields(t *testing.T) {
 		}
 	}
 	logs := e.logs.String()
-	if !strings.Contains(logs, `msg="tools denied" tools="get_diag: trust_zone (systemDiagnostics)" count=1 zone=externalEu`) ||
+	if !strings.Contains(logs, `level=DEBUG msg="tools denied" tools="get_diag: trust_zone (systemDiagnostics)" count=1 zone=externalEu`) ||
 		!strings.Contains(logs, `level=WARN msg="tool allowed only because enforcement is observe" tool=get_diag`) {
 		t.Errorf("log lacks the decisions:\n%s", logs)
 	}
