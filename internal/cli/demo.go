@@ -13,7 +13,6 @@ import (
 
 	"github.com/t3agent/t3agent/internal/config"
 	"github.com/t3agent/t3agent/internal/demo"
-	"github.com/t3agent/t3agent/internal/secret"
 )
 
 // Files `demo init` writes into its directory beside the demo itself.
@@ -96,15 +95,8 @@ func (a *app) demoInit(ctx context.Context, p demo.InitParams) (*demo.Result, er
 		}
 		return nil, err
 	}
-	keyPath := filepath.Join(res.Dir, demoMasterKeyFile)
-	if _, err := os.Stat(keyPath); errors.Is(err, os.ErrNotExist) {
-		key, err := secret.NewKey()
-		if err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(keyPath, []byte(key+"\n"), 0o600); err != nil {
-			return nil, fmt.Errorf("cannot write the demo's master key: %w", err)
-		}
+	if _, err := config.EnsureMasterKeyFile(filepath.Join(res.Dir, demoMasterKeyFile)); err != nil {
+		return nil, err
 	}
 	cfgPath := filepath.Join(res.Dir, demoConfigFile)
 	if _, err := os.Stat(cfgPath); errors.Is(err, os.ErrNotExist) {

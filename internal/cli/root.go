@@ -138,7 +138,23 @@ func (a *app) loadConfig() (config.Config, error) {
 		return config.Config{}, err
 	}
 	a.applyLogConfig(cfg)
+	if err := a.ensureMasterKey(cfg); err != nil {
+		return config.Config{}, err
+	}
 	return cfg, nil
+}
+
+// ensureMasterKey creates the configured master key file on first start
+// and refuses one others may read or that holds no key.
+func (a *app) ensureMasterKey(cfg config.Config) error {
+	created, err := cfg.EnsureMasterKey()
+	if err != nil {
+		return err
+	}
+	if created {
+		a.logger.Info("master key created; back it up, it opens the credentials sealed with it", "file", cfg.Security.MasterKeyFile)
+	}
+	return nil
 }
 
 // Version is the module version and VCS revision the binary was built from.

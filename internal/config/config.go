@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/netip"
 	"os"
@@ -262,7 +263,9 @@ func splitList(s string) []string {
 type Security struct {
 	// MasterKey is 32 random bytes, base64 or hex encoded.
 	MasterKey string `yaml:"master_key"`
-	// MasterKeyFile names a file holding the key; used when MasterKey is empty.
+	// MasterKeyFile names a file holding the key; used when MasterKey is
+	// empty. A missing file is created with a fresh key on start
+	// (EnsureMasterKey); an existing one must be readable by its owner only.
 	MasterKeyFile string `yaml:"master_key_file"`
 	// PreviousKeys are comma-separated older keys that still open values
 	// sealed before a rotation.
@@ -524,9 +527,13 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("log.format: %q is not text or json", c.Log.Format)
 	}
+	// A missing key file is not a mistake: EnsureMasterKey creates it on
+	// start. One that exists must be fit to use.
 	if c.Security.MasterKey == "" && c.Security.MasterKeyFile != "" {
-		if _, err := os.Stat(c.Security.MasterKeyFile); err != nil {
-			return fmt.Errorf("security.master_key_file: %s cannot be read", c.Security.MasterKeyFile)
+		if _, err := os.Lstat(c.Security.MasterKeyFile); !errors.Is(err, fs.ErrNotExist) {
+			if _, err := readKeyFile(c.Security.MasterKeyFile); err != nil {
+				return err
+			}
 		}
 	}
 	if c.HTTP.ShutdownTimeout <= 0 {

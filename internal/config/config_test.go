@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -156,9 +157,88 @@ func TestKeyring(t *testing.T) {
 	if _, err := bad.Keyring(); err == nil || !strings.HasPrefix(err.Error(), "security: the master key") || strings.Contains(err.Error(), "short") {
 		t.Errorf("bad key: %v", err)
 	}
-	missing, err := FromEnv(dir, []string{"T3AGENT_SITE_DSN=sqlite:x.db", "T3AGENT_SECURITY_MASTER_KEY_FILE=/nope/key"})
-	if err == nil || !strings.HasPrefix(err.Error(), "security.master_key_file:") {
-		t.Errorf("missing key file: %v %v", missing, err)
+	// A missing key file is created on start, not refused by validation.
+	missing, err := FromEnv(dir, []string{"T3AGENT_SITE_DSN=sqlite:x.db", "T3AGENT_SECURITY_MASTER_KEY_FILE=" + filepath.Join(dir, "new", "master.key")})
+	if err != nil {
+		t.Fatalf("missing key file: %v", err)
+	}
+	if _, err := missing.Keyring(); err == nil || !strings.HasPrefix(err.Error(), "security.master_key_file:") {
+		t.Errorf("keyring of a missing key file: %v", err)
+	}
+	if created, err := missing.EnsureMasterKey(); err != nil || !created {
+		t.Fatalf("EnsureMasterKey = %v, %v", created, err)
+	}
+	if _, err := missing.Keyring(); err != nil {
+		t.Errorf("keyring of the created key file: %v", err)
+	}
+}
+
+// TestEnsureMasterKeyFile: a missing key is created once (owner-only,
+// directory included) and never replaced; a key file others may read, or
+// one that holds no key, is refused by start-up and validation alike, in
+// one sentence naming the file.
+func TestEnsureMasterKeyFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "data", "keys", "master.key")
+	created, err := EnsureMasterKeyFile(path)
+	if err != nil || !created {
+		t.Fatalf("first EnsureMasterKeyFile = %v, %v", created, err)
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("created key: %v, mode %v", err, st.Mode())
+	}
+	if dst, err := os.Stat(filepath.Dir(path)); err != nil || dst.Mode().Perm() != 0o700 {
+		t.Errorf("created directory: %v, mode %v", err, dst.Mode())
+	}
+	key, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(key))); err != nil || len(raw) != 32 {
+		t.Errorf("key %q is not 32 bytes base64: %v", key, err)
+	}
+	if created, err := EnsureMasterKeyFile(path); err != nil || created {
+		t.Errorf("second EnsureMasterKeyFile = %v, %v", created, err)
+	}
+	if again, _ := os.ReadFile(path); string(again) != string(key) {
+		t.Error("the key was replaced")
+	}
+
+	cfgFile := filepath.Join(dir, "t3agent.yaml")
+	if err := os.WriteFile(cfgFile, []byte("site:\n  dsn: sqlite:s.db\nsecurity:\n  master_key_file: "+path+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		mode os.FileMode
+		body string
+		want string
+	}{
+		{"world-readable", 0o644, string(key), "may be read by group or others (mode 0644); run chmod 600"},
+		{"group-readable", 0o640, string(key), "may be read by group or others (mode 0640)"},
+		{"malformed", 0o600, "not a key\n", "is malformed: the master key must be 32 random bytes"},
+		{"empty", 0o600, "", "is malformed: the master key is empty"},
+	} {
+		p := filepath.Join(dir, c.name+".key")
+		if err := os.WriteFile(p, []byte(c.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, c.mode); err != nil {
+			t.Fatal(err)
+		}
+		_, ensureErr := EnsureMasterKeyFile(p)
+		_, loadErr := Load(cfgFile, []string{"T3AGENT_SECURITY_MASTER_KEY_FILE=" + p})
+		for what, err := range map[string]error{"EnsureMasterKeyFile": ensureErr, "Load": loadErr} {
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), p) ||
+				!strings.HasPrefix(err.Error(), "security.master_key_file: ") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s, %s: err = %v, want one sentence containing %q", c.name, what, err, c.want)
+			}
+		}
+		if after, _ := os.ReadFile(p); string(after) != c.body {
+			t.Errorf("%s: the refused file was changed", c.name)
+		}
 	}
 }
 
