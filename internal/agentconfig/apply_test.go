@@ -248,7 +248,7 @@ func TestApplyRefusals(t *testing.T) {
 			false, []string{`configuration "local"`, "identifier: is declared twice"}},
 		{"budget without user", edit("  - user: admin\n", "  - user: \"\"\n"),
 			false, []string{"user: must name a TYPO3 backend user"}},
-		{"unknown key", edit("max_rounds: 8", "max_round: 8"), false, []string{"field max_round not found"}},
+		{"unknown key", edit("max_rounds: 8", "max_round: 8"), false, []string{`configuration "local" (line 43): max_round: is not a known key; did you mean max_rounds?`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -330,6 +330,8 @@ models:
 	}
 }
 
+// TestParseDocumentErrors: what cannot be read at all is refused by the
+// parse, in one sentence.
 func TestParseDocumentErrors(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ doc, want string }{
@@ -337,15 +339,75 @@ func TestParseDocumentErrors(t *testing.T) {
 		{"# only a comment\n", "the document is empty"},
 		{"providers: []\n", "declares no providers"},
 		{"providers:\n  - identifier: a\n---\nmodels: []\n", "more than one YAML document"},
-		{"provider:\n  - identifier: a\n", "line 1: field provider not found"},
-		{"providers:\n  - identifier: a\n    timeout: [1]\n", "line 3: cannot unmarshal"},
-		{"models:\n  - identifier: m\n    input_price: [1]\n", "expected an amount of dollars"},
-		{"providers: {a: 1}\n", "cannot unmarshal"},
+		{"providers:\n  - identifier: [a\n", "did not find expected"},
+		// Nothing declared, so nothing else to check: the keys are the problem.
+		{"provider:\n  - identifier: a\nmodel: []\n", "line 1: provider: is not a known key; did you mean providers?; line 3: model: is not a known key"},
+		{"providers: {a: 1}\n", "line 1: providers: must be a list, not a map"},
 	} {
 		_, err := agentconfig.ParseDocument([]byte(c.doc))
 		if err == nil || !errors.Is(err, agentconfig.ErrInvalid) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("ParseDocument(%q) = %v, want one line containing %q", c.doc, err, c.want)
 		}
+	}
+}
+
+// TestApplyListsEveryProblemOfADocument: unknown keys at every level,
+// values of the wrong type, invalid values and dangling references are
+// all reported in one refusal, each with its item, line and path, in
+// document order; a field that could not be read is not reported again
+// for the zero value it was left with.
+func TestApplyListsEveryProblemOfADocument(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envParams{})
+	doc := `
+providers:
+  - identifier: openai
+    adapter: openai
+    api_kye: env:OPENAI_API_KEY
+    trust_zone: mars
+    max_retries: three
+models:
+  - identifier: gpt
+    provider: opena
+    model_id: gpt-4o-mini
+    input_price: [1]
+    output_price: 0.60
+configurations:
+  - identifier: support
+    model: gpt
+    fallback_chain: [nowhere]
+    budgets:
+      cost_per_dya: 5
+sections: []
+`
+	_, err := e.apply(t, doc, false)
+	var ve *agentconfig.ValidationError
+	if !errors.As(err, &ve) || !errors.Is(err, agentconfig.ErrInvalid) {
+		t.Fatalf("err = %v, want a *ValidationError", err)
+	}
+	var got []string
+	for _, p := range ve.Problems {
+		got = append(got, p.Error())
+	}
+	want := []string{
+		`provider "openai" (line 3): api_kye: is not a known key; did you mean api_key?`,
+		`provider "openai" (line 3): max_retries: must be a whole number, not "three"`,
+		`provider "openai" (line 3): api_key: is required for the openai adapter; give env:NAME or the key`,
+		`provider "openai" (line 3): trust_zone: "mars" is not local, privateHosted, externalEu or externalGlobal`,
+		`model "gpt" (line 9): input_price: must be an amount of dollars such as 2.50`,
+		`model "gpt" (line 9): provider: no provider "opena" in this file or the store`,
+		`configuration "support" (line 15): budgets.cost_per_dya: is not a known key; did you mean cost_per_day?`,
+		`configuration "support" (line 15): fallback_chain[0]: no configuration "nowhere" in this file or the store`,
+		`line 20: sections: is not a known key`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "the configuration is refused, nothing was applied: ") {
+		t.Errorf("err = %q, want one line", err)
+	}
+	if s := e.snapshot(t); len(s.Providers)+len(s.Models)+len(s.Configurations) != 0 {
+		t.Error("a refused document wrote records")
 	}
 }
 
@@ -402,4 +464,25 @@ func TestDelete(t *testing.T) {
 	if len(s.Tasks) != 0 || len(s.Configurations) != 2 || len(s.UserBudgets) != 1 {
 		t.Errorf("after the deletes: %+v", s)
 	}
+}
+
+// FuzzParseDocument: any input is read or refused in one line, never a
+// panic, and a document it returns declares something.
+func FuzzParseDocument(f *testing.F) {
+	for _, seed := range []string{fullDoc, "provider:\n  - identifier: a\n", "providers: {a: 1}\n",
+		"providers:\n  - &a {identifier: x, adaptor: openai}\n  - *a\nbudgets:\n  - user: u\n    cost_per_dya: [1]\n",
+		"models:\n  - identifier: m\n    input_price: [1]\n    capabilities: {a: b}\n"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		d, err := agentconfig.ParseDocument([]byte(doc))
+		switch {
+		case err != nil && strings.Contains(err.Error(), "\n"):
+			t.Errorf("error spans lines: %q", err)
+		case err != nil && !errors.Is(err, agentconfig.ErrInvalid):
+			t.Errorf("error %v is not ErrInvalid", err)
+		case err == nil && len(d.Providers)+len(d.Models)+len(d.Configurations)+len(d.Tasks)+len(d.Budgets) == 0:
+			t.Errorf("a document declaring nothing was returned")
+		}
+	})
 }

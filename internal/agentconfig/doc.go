@@ -24,11 +24,14 @@
 //
 // A Document is the declarative form, YAML for `t3agent apply -f` and the
 // same keys as JSON for the API; docs/configuration.md has a complete
-// example. ParseDocument reads it strictly (unknown keys are errors), and
-// Service.Apply makes the store match it: records are created or updated
-// by identifier, the rest is deleted only with Prune, and the whole
-// document is refused, with every problem named by item, line and field,
-// if anything is wrong. Re-applying a document reports every record
+// example. ParseDocument reads it strictly: it refuses at once only what
+// cannot be read at all, and records unknown keys (at every level) and
+// values of the wrong type with their place. Service.Apply makes the store
+// match it: records are created or updated by identifier, the rest is
+// deleted only with Prune, and the whole document is refused, with every
+// problem (those recorded by the parse, invalid values, dangling
+// references, loops) named by item, line and key path, if anything is
+// wrong. Re-applying a document reports every record
 // unchanged and writes nothing. The UI and API edit records through the
 // same Apply.
 //

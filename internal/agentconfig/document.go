@@ -23,6 +23,9 @@ type Document struct {
 
 	// lines holds the YAML line of each item, per section, for errors.
 	lines map[string][]int
+	// problems are the unknown keys and mistyped values ParseDocument
+	// found; Apply refuses the document with them and its own.
+	problems []FieldError
 }
 
 // ProviderSpec declares a provider.
@@ -103,15 +106,17 @@ type UserBudgetSpec struct {
 	Active     *bool `yaml:"active" json:"active,omitempty"`
 }
 
-// ParseDocument reads one YAML document. Unknown keys are refused (a
-// misspelt key must not silently fall back to a default), and so is a
-// document that declares nothing, which --prune would otherwise read as
-// "delete everything".
+// ParseDocument reads one YAML document. What cannot be read at all (bad
+// YAML syntax, several documents, an empty document or one that declares
+// nothing, which --prune would read as "delete everything") is refused at
+// once. Unknown keys, at every level, and values of the wrong type are
+// recorded with their place, and Apply refuses the document listing them
+// together with every other problem it finds: a misspelt key must not
+// silently fall back to a default, and an operator fixes a file in one go.
 func ParseDocument(data []byte) (*Document, error) {
-	var d Document
+	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&d); err != nil {
+	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%w: the document is empty", ErrInvalid)
 		}
@@ -121,27 +126,22 @@ func ParseDocument(data []byte) (*Document, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%w: the file holds more than one YAML document; put everything in one", ErrInvalid)
 	}
-	if len(d.Providers)+len(d.Models)+len(d.Configurations)+len(d.Tasks)+len(d.Budgets) == 0 {
-		return nil, fmt.Errorf("%w: the document declares no providers, models, configurations, tasks or budgets", ErrInvalid)
-	}
-	// A second, loose pass only for the line of each item.
-	var pos struct {
-		Providers      []yaml.Node `yaml:"providers"`
-		Models         []yaml.Node `yaml:"models"`
-		Configurations []yaml.Node `yaml:"configurations"`
-		Tasks          []yaml.Node `yaml:"tasks"`
-		Budgets        []yaml.Node `yaml:"budgets"`
-	}
-	if err := yaml.Unmarshal(data, &pos); err == nil {
-		d.lines = map[string][]int{}
-		for kind, nodes := range map[string][]yaml.Node{
-			KindProvider: pos.Providers, KindModel: pos.Models, KindConfiguration: pos.Configurations,
-			KindTask: pos.Tasks, KindBudget: pos.Budgets,
-		} {
-			for _, n := range nodes {
-				d.lines[kind] = append(d.lines[kind], n.Line)
-			}
+	var d Document
+	var typeErrors []string
+	if err := root.Decode(&d); err != nil {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return nil, fmt.Errorf("%w: %s", ErrInvalid, oneLine(err))
 		}
+		typeErrors = te.Errors
+	}
+	d.lines = map[string][]int{}
+	d.problems = index(&root, &d, typeErrors)
+	if len(d.Providers)+len(d.Models)+len(d.Configurations)+len(d.Tasks)+len(d.Budgets) == 0 {
+		if len(d.problems) > 0 {
+			return nil, &ValidationError{Problems: d.problems}
+		}
+		return nil, fmt.Errorf("%w: the document declares no providers, models, configurations, tasks or budgets", ErrInvalid)
 	}
 	return &d, nil
 }

@@ -78,11 +78,16 @@ func (u *USD) UnmarshalText(b []byte) error {
 
 // UnmarshalYAML reads a number (2.50) or a string ("2.50") from its
 // literal text, never through a float, so 0.1 stays exact.
+// Its errors are yaml TypeErrors, so the decoder goes on and the
+// document's other problems are reported with it.
 func (u *USD) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: expected an amount of dollars such as 2.50", n.Line)
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: must be an amount of dollars such as 2.50", n.Line)}}
 	}
-	return u.UnmarshalText([]byte(n.Value))
+	if err := u.UnmarshalText([]byte(n.Value)); err != nil {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %v", n.Line, err)}}
+	}
+	return nil
 }
 
 // UnmarshalJSON reads a JSON number or string, from its literal text.

@@ -31,10 +31,10 @@ const (
 
 // FieldError is one problem with one field of one item.
 type FieldError struct {
-	Kind       string // provider, model, configuration, task, budget
+	Kind       string // provider, model, configuration, task, budget; "" for the document's top level
 	Identifier string // the item's identifier (a budget's user)
 	Line       int    // YAML line of the item; 0 when unknown
-	Field      string // the document key, e.g. "temperature", "fallback_chain[1]"
+	Field      string // the document key, e.g. "temperature", "fallback_chain[1]", "budgets.cost_per_day"
 	Problem    string
 }
 
@@ -44,7 +44,12 @@ func (e FieldError) Error() string {
 	if e.Identifier != "" {
 		fmt.Fprintf(&b, " %q", e.Identifier)
 	}
-	if e.Line > 0 {
+	switch {
+	case e.Kind == "" && e.Line > 0:
+		fmt.Fprintf(&b, "line %d", e.Line)
+	case e.Kind == "":
+		b.WriteString("document")
+	case e.Line > 0:
 		fmt.Fprintf(&b, " (line %d)", e.Line)
 	}
 	if e.Field != "" {
@@ -95,7 +100,10 @@ type validator struct {
 	doc      *Document
 	existing *Snapshot
 	prune    bool
+	// problems start with the document's own (unknown keys, mistyped
+	// values: the first parsed of them).
 	problems []FieldError
+	parsed   int
 	// in-file identifiers, to resolve references
 	providers, models, configurations map[string]bool
 }
@@ -108,6 +116,13 @@ type itemRef struct {
 }
 
 func (r itemRef) fail(field, format string, args ...any) {
+	// A field (or a whole item) that could not be read is reported once,
+	// as such, not again for the zero value it was left with.
+	for _, p := range r.v.problems[:r.v.parsed] {
+		if p.Kind == r.kind && p.Line == r.line && (p.Field == field || p.Field == "") {
+			return
+		}
+	}
 	r.v.problems = append(r.v.problems, FieldError{Kind: r.kind, Identifier: r.id, Line: r.line, Field: field, Problem: fmt.Sprintf(format, args...)})
 }
 
@@ -115,7 +130,7 @@ func (r itemRef) fail(field, format string, args ...any) {
 // against the records it keeps from existing.
 func validate(doc *Document, existing *Snapshot, prune bool) (*desired, error) {
 	v := &validator{
-		doc: doc, existing: existing, prune: prune,
+		doc: doc, existing: existing, prune: prune, problems: slices.Clone(doc.problems), parsed: len(doc.problems),
 		providers: map[string]bool{}, models: map[string]bool{}, configurations: map[string]bool{},
 	}
 	for _, p := range doc.Providers {
@@ -167,6 +182,9 @@ func validate(doc *Document, existing *Snapshot, prune bool) (*desired, error) {
 	}
 	v.checkCycles(out)
 	if len(v.problems) > 0 {
+		// In document order: each item's problems together, wherever
+		// they were found.
+		slices.SortStableFunc(v.problems, func(a, b FieldError) int { return a.Line - b.Line })
 		return nil, &ValidationError{Problems: v.problems}
 	}
 	return out, nil

@@ -220,7 +220,8 @@ configurations:
     model: gpt-5
     max_rounds: 50
 `)
-	writeFile(t, work, "typo.yaml", "providers:\n  - identifier: x\n    adaptor: openai\n")
+	writeFile(t, work, "typo.yaml", "providers:\n  - identifier: x\n    adaptor: openai\n"+
+		"configurations:\n  - identifier: support\n    model: gpt-5\n    max_rounds: 50\n    budgets:\n      cost_per_dya: 5\n")
 	for _, c := range []struct {
 		args []string
 		want string
@@ -228,13 +229,28 @@ configurations:
 		{[]string{"apply"}, "apply needs -f FILE.yaml"},
 		{[]string{"apply", "-f", "missing.yaml"}, "missing.yaml cannot be read"},
 		{[]string{"apply", "-f", "bad.yaml"}, `bad.yaml: the configuration is refused, nothing was applied: configuration "support" (line 8): model: no model "gpt-5" in this file or the store; configuration "support" (line 8): max_rounds: must be between 1 and 20, not 50`},
-		{[]string{"apply", "-f", "typo.yaml"}, "typo.yaml: agentconfig: invalid configuration: line 3: field adaptor not found"},
+		{[]string{"apply", "-f", "typo.yaml"}, `typo.yaml: the configuration is refused, nothing was applied: provider "x" (line 2): adaptor: is not a known key; did you mean adapter?`},
 		{[]string{"config", "show", "nope"}, `there is no configuration, task, model or provider "nope"`},
 		{[]string{"config", "show"}, "accepts 1 arg"},
 	} {
 		_, _, err := run(t, context.Background(), work, nil, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("%v: err = %v\nwant one line containing %q", c.args, err, c.want)
+		}
+	}
+	// Every problem of the file at once: unknown keys at every level,
+	// invalid values and dangling references.
+	_, _, err := run(t, context.Background(), work, nil, "apply", "-f", "typo.yaml")
+	for _, want := range []string{
+		`provider "x" (line 2): adaptor: is not a known key; did you mean adapter?`,
+		`provider "x" (line 2): adapter: "" is not openai`,
+		`provider "x" (line 2): trust_zone: "" is not local`,
+		`configuration "support" (line 5): budgets.cost_per_dya: is not a known key; did you mean cost_per_day?`,
+		`configuration "support" (line 5): model: no model "gpt-5" in this file or the store`,
+		`configuration "support" (line 5): max_rounds: must be between 1 and 20, not 50`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("apply -f typo.yaml: err = %v\nwant it to list %q", err, want)
 		}
 	}
 	if out := mustRun(t, work, nil, "config", "list", "--json"); !strings.Contains(out, `"providers": []`) {
