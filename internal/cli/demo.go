@@ -167,18 +167,22 @@ func roleOf(u demo.User) string {
 }
 
 func demoSummary(res *demo.Result) map[string]any {
-	users := make([]map[string]any, 0, len(res.Users))
-	for _, u := range res.Users {
+	return map[string]any{
+		"dir":         res.Dir,
+		"existed":     res.Existed,
+		"siteDsn":     res.SiteDSN,
+		"projectRoot": res.ProjectRoot,
+		"counts":      res.Counts,
+		"users":       usersJSON(res.Users),
+	}
+}
+
+func usersJSON(list []demo.User) []map[string]any {
+	users := make([]map[string]any, 0, len(list))
+	for _, u := range list {
 		users = append(users, map[string]any{"username": u.Username, "password": u.Password, "admin": u.Admin, "disabled": u.Disabled})
 	}
-	return map[string]any{
-		"dir":          res.Dir,
-		"existed":      res.Existed,
-		"site_dsn":     res.SiteDSN,
-		"project_root": res.ProjectRoot,
-		"counts":       res.Counts,
-		"users":        users,
-	}
+	return users
 }
 
 func (a *app) demoImportCommand() *cobra.Command {
@@ -201,7 +205,7 @@ func (a *app) demoImportCommand() *cobra.Command {
 				return err
 			}
 			if a.jsonOut {
-				return writeJSON(a.env.Stdout, res)
+				return writeJSON(a.env.Stdout, map[string]any{"dialect": res.Dialect, "counts": res.Counts, "rows": res.Rows, "users": usersJSON(res.Users)})
 			}
 			fmt.Fprintf(a.env.Stdout, "Imported %d records into %s.\n", res.Rows, p.SiteDSN)
 			for _, u := range res.Users {

@@ -21,6 +21,7 @@ import (
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/telemetry"
 	"github.com/t3agent/t3agent/internal/typo3"
+	"github.com/t3agent/t3agent/internal/web"
 )
 
 // agentRuntime builds the agent runtime over an opened runtime. The
@@ -121,7 +122,7 @@ func (a *app) runCommand() *cobra.Command {
 // printResult prints the answer (or why there is none) and the summary.
 func (a *app) printResult(res agent.Result) error {
 	if a.jsonOut {
-		if err := writeJSON(a.env.Stdout, res); err != nil {
+		if err := writeJSON(a.env.Stdout, web.ResultView(res)); err != nil {
 			return err
 		}
 	} else if res.Content != "" {
@@ -196,7 +197,7 @@ func (a *app) runsListCommand() *cobra.Command {
 					return err
 				}
 				if a.jsonOut {
-					return writeJSON(a.env.Stdout, runs)
+					return writeJSON(a.env.Stdout, views(runs, web.RunView))
 				}
 				tw := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "RUN\tSTARTED\tSTATUS\tREASON\tUSER\tCONFIGURATION\tROUNDS\tTOOLS\tTOKENS\tCOST")
@@ -244,10 +245,7 @@ func (a *app) runsShowCommand() *cobra.Command {
 					from = page[len(page)-1].Seq + 1
 				}
 				if a.jsonOut {
-					return writeJSON(a.env.Stdout, struct {
-						Run    store.Run        `json:"run"`
-						Events []store.RunEvent `json:"events"`
-					}{run, events})
+					return writeJSON(a.env.Stdout, map[string]any{"run": web.RunView(run), "events": views(events, web.EventView)})
 				}
 				a.printRun(run, events)
 				return nil
@@ -380,7 +378,7 @@ func (a *app) runsInboxCommand() *cobra.Command {
 					return err
 				}
 				if a.jsonOut {
-					return writeJSON(a.env.Stdout, items)
+					return writeJSON(a.env.Stdout, views(items, web.InboxItemView))
 				}
 				if len(items) == 0 {
 					fmt.Fprintln(a.env.Stdout, "Nothing waits for a decision.")

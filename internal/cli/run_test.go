@@ -79,9 +79,16 @@ configurations:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var runs []store.Run
+	// The API's shape of a run.
+	var runs []struct {
+		ID           string `json:"id"`
+		Status       string `json:"status"`
+		Owner        string `json:"owner"`
+		CallerSource string `json:"callerSource"`
+		Cost         string `json:"cost"`
+	}
 	if err := json.Unmarshal([]byte(out), &runs); err != nil || len(runs) != 1 || runs[0].ID != id ||
-		runs[0].Status != store.RunCompleted || runs[0].OwnerUsername != "editor" || runs[0].CallerSource != "cli" {
+		runs[0].Status != string(store.RunCompleted) || runs[0].Owner != "editor" || runs[0].CallerSource != "cli" || runs[0].Cost != "$0.00421" {
 		t.Fatalf("runs list = %s (%v)", out, err)
 	}
 	out, _, err = run(t, ctx, work, env, "runs", "list", "--user", "admin")
@@ -197,16 +204,18 @@ func TestRunsDecisions(t *testing.T) {
 		out, _ := ok("runs", "inbox", "--as", "admin", "--json")
 		var items []struct {
 			Run struct {
-				ID string `json:"ID"`
+				ID string `json:"id"`
 			} `json:"run"`
-			Digest string `json:"digest"`
+			Pending struct {
+				Digest string `json:"digest"`
+			} `json:"pending"`
 		}
 		if err := json.Unmarshal([]byte(out), &items); err != nil {
 			t.Fatal(err)
 		}
 		for _, it := range items {
 			if it.Run.ID == m[1] {
-				return m[1], it.Digest
+				return m[1], it.Pending.Digest
 			}
 		}
 		t.Fatalf("run %s is not in the inbox: %s", m[1], out)
@@ -372,19 +381,20 @@ func expireLeases(t *testing.T, work string) {
 	}
 }
 
-func runRow(t *testing.T, ctx context.Context, work string, env []string, id string) store.Run {
+// runRow reads the run's row from the demo's store, lease and fence
+// included (the API's shape of a run leaves those internals out).
+func runRow(t *testing.T, ctx context.Context, work string, id string) store.Run {
 	t.Helper()
-	out, _, err := run(t, ctx, work, env, "runs", "show", id, "--json")
+	st, err := store.Open(ctx, "sqlite:"+filepath.Join(work, cli.DefaultDataDir, "t3agent.db"), store.OpenParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v struct {
-		Run store.Run `json:"run"`
-	}
-	if err := json.Unmarshal([]byte(out), &v); err != nil {
+	defer st.Close()
+	r, err := st.Run(ctx, id)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return v.Run
+	return r
 }
 
 // demoAgents is an agents document: one OpenAI provider at an endpoint
@@ -467,7 +477,7 @@ func TestCrashAfterFencedWrite(t *testing.T) {
 	if out, _, err := run(t, ctx, work, env, "worker", "--drain"); err != nil || !strings.Contains(out, "1 run(s), 1 not completed") {
 		t.Fatalf("worker = %q, %v", out, err)
 	}
-	row := runRow(t, ctx, work, env, id)
+	row := runRow(t, ctx, work, id)
 	if row.Status != store.RunWaitingForApproval {
 		t.Fatalf("run = %+v", row)
 	}
@@ -479,7 +489,7 @@ func TestCrashAfterFencedWrite(t *testing.T) {
 	}
 	_ = child.Wait()
 
-	row = runRow(t, ctx, work, env, id)
+	row = runRow(t, ctx, work, id)
 	if row.Status != store.RunRunning || row.PendingEffect != "non_idempotent_write" {
 		t.Fatalf("run after the crash = %+v; the write must be fenced", row)
 	}
@@ -490,7 +500,7 @@ func TestCrashAfterFencedWrite(t *testing.T) {
 	if out, _, err := run(t, ctx, work, env, "runs", "reap"); err != nil || out != "Reaped: 0 requeued, 1 dead-lettered, 0 out of retries.\n" {
 		t.Fatalf("reap = %q, %v", out, err)
 	}
-	row = runRow(t, ctx, work, env, id)
+	row = runRow(t, ctx, work, id)
 	if row.Status != store.RunFailed || row.TerminationReason != "not_retryable" || !strings.Contains(row.Error, "must not be repeated") {
 		t.Errorf("dead-lettered run = %+v", row)
 	}
@@ -531,7 +541,7 @@ func TestCrashReadOnlyRequeued(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = child.Wait()
-	if row := runRow(t, ctx, work, env, id); row.Status != store.RunRunning || !strings.HasPrefix(row.LeaseOwner, "worker:") {
+	if row := runRow(t, ctx, work, id); row.Status != store.RunRunning || !strings.HasPrefix(row.LeaseOwner, "worker:") {
 		t.Fatalf("run after the crash = %+v", row)
 	}
 	expireLeases(t, work)
@@ -542,7 +552,7 @@ func TestCrashReadOnlyRequeued(t *testing.T) {
 	if out, _, err := run(t, ctx, work, env, "worker", "--drain"); err != nil || out != "Worker stopped after 1 run(s), 0 not completed.\n" {
 		t.Fatalf("worker = %q, %v", out, err)
 	}
-	row := runRow(t, ctx, work, env, id)
+	row := runRow(t, ctx, work, id)
 	if row.Status != store.RunCompleted || row.RequeueCount != 1 {
 		t.Errorf("run = %+v", row)
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -55,7 +54,7 @@ func (a *app) printTables(w io.Writer, t *tca.TCA) error {
 		rows := make([]map[string]any, 0, len(t.Tables))
 		for _, n := range t.Names() {
 			tbl := t.Tables[n]
-			rows = append(rows, map[string]any{"table": n, "title": tbl.Ctrl.Title, "columns": len(tbl.Columns), "admin_only": tbl.Ctrl.AdminOnly})
+			rows = append(rows, map[string]any{"table": n, "title": tbl.Ctrl.Title, "columns": len(tbl.Columns), "adminOnly": tbl.Ctrl.AdminOnly})
 		}
 		return writeJSON(w, map[string]any{"source": t.Source, "tables": rows})
 	}
@@ -74,9 +73,9 @@ func (a *app) printTable(w io.Writer, tbl *tca.Table) error {
 		cols := make([]map[string]any, 0, len(tbl.ColumnOrder))
 		for _, name := range tbl.ColumnOrder {
 			c := tbl.Columns[name]
-			cols = append(cols, map[string]any{"name": name, "label": c.Label, "type": c.Config.Type, "renderType": c.Config.RenderType, "foreign_table": c.Config.ForeignTable, "MM": c.Config.MM})
+			cols = append(cols, map[string]any{"name": name, "label": c.Label, "type": c.Config.Type, "renderType": c.Config.RenderType, "foreignTable": c.Config.ForeignTable, "mm": c.Config.MM})
 		}
-		return writeJSON(w, map[string]any{"table": tbl.Name, "ctrl": tbl.Ctrl, "columns": cols})
+		return writeJSON(w, map[string]any{"table": tbl.Name, "ctrl": ctrlOf(tbl.Ctrl), "columns": cols})
 	}
 	c := tbl.Ctrl
 	fmt.Fprintf(w, "%s — %s\n", tbl.Name, c.Title)
@@ -145,8 +144,41 @@ func (a *app) tcaImportCommand() *cobra.Command {
 	}
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+// ctrlJSON is the typed ctrl section, in camelCase as every --json
+// output; raw is the whole section as loaded, under TYPO3's own keys.
+type ctrlJSON struct {
+	Title                 string            `json:"title"`
+	Label                 string            `json:"label"`
+	LabelAlt              []string          `json:"labelAlt"`
+	LabelAltForce         bool              `json:"labelAltForce"`
+	SearchFields          []string          `json:"searchFields"`
+	AdminOnly             bool              `json:"adminOnly"`
+	RootLevel             int               `json:"rootLevel"`
+	Delete                string            `json:"delete"`
+	EnableColumns         enableColumnsJSON `json:"enableColumns"`
+	LanguageField         string            `json:"languageField"`
+	TransOrigPointerField string            `json:"transOrigPointerField"`
+	VersioningWS          bool              `json:"versioningWS"`
+	SortBy                string            `json:"sortBy"`
+	DefaultSortBy         string            `json:"defaultSortBy"`
+	Type                  string            `json:"type"`
+	HideTable             bool              `json:"hideTable"`
+	Raw                   map[string]any    `json:"raw"`
+}
+
+// enableColumnsJSON is tca.EnableColumns with json tags.
+type enableColumnsJSON struct {
+	Disabled  string `json:"disabled"`
+	StartTime string `json:"startTime"`
+	EndTime   string `json:"endTime"`
+	FeGroup   string `json:"feGroup"`
+}
+
+func ctrlOf(c tca.Ctrl) ctrlJSON {
+	return ctrlJSON{
+		Title: c.Title, Label: c.Label, LabelAlt: c.LabelAlt, LabelAltForce: c.LabelAltForce, SearchFields: c.SearchFields,
+		AdminOnly: c.AdminOnly, RootLevel: c.RootLevel, Delete: c.Delete, EnableColumns: enableColumnsJSON(c.EnableColumns),
+		LanguageField: c.LanguageField, TransOrigPointerField: c.TransOrigPointerField, VersioningWS: c.VersioningWS,
+		SortBy: c.SortBy, DefaultSortBy: c.DefaultSortBy, Type: c.Type, HideTable: c.Hidden, Raw: c.Raw,
+	}
 }

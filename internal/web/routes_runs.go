@@ -92,6 +92,10 @@ type inboxItemJSON struct {
 	Pending *pendingJSON `json:"pending"`
 }
 
+func inboxItemOf(it agent.InboxItem) inboxItemJSON {
+	return inboxItemJSON{Run: runOf(it.Run), Pending: pendingOf(it)}
+}
+
 // resultJSON is what a decision carried out in the request led to.
 type resultJSON struct {
 	RunID       string       `json:"runId"`
@@ -199,7 +203,7 @@ func (s *Server) runShow(w http.ResponseWriter, r *http.Request, c *caller) {
 		s.fail(w, r, runErr(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, inboxItemJSON{Run: runOf(it.Run), Pending: pendingOf(it)})
+	writeJSON(w, http.StatusOK, inboxItemOf(it))
 }
 
 func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, c *caller) {
@@ -220,13 +224,18 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, c *caller) {
 	}
 	out := make([]eventJSON, len(evs))
 	for i, e := range evs {
-		out[i] = eventJSON{Seq: e.Seq, Kind: e.Kind, Round: e.Round, DurationMs: e.Duration.Milliseconds(),
-			Summary: agent.Describe(e.Kind, e.Payload), Payload: e.Payload, At: e.CreatedAt.UTC()}
-		if len(out[i].Payload) == 0 {
-			out[i].Payload = json.RawMessage("{}")
-		}
+		out[i] = eventOf(e)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"events": out})
+}
+
+func eventOf(e store.RunEvent) eventJSON {
+	out := eventJSON{Seq: e.Seq, Kind: e.Kind, Round: e.Round, DurationMs: e.Duration.Milliseconds(),
+		Summary: agent.Describe(e.Kind, e.Payload), Payload: e.Payload, At: e.CreatedAt.UTC()}
+	if len(out.Payload) == 0 {
+		out.Payload = json.RawMessage("{}")
+	}
+	return out
 }
 
 type decideBody struct {
@@ -318,7 +327,7 @@ func (s *Server) inbox(w http.ResponseWriter, r *http.Request, c *caller) {
 	}
 	out := make([]inboxItemJSON, len(items))
 	for i, it := range items {
-		out[i] = inboxItemJSON{Run: runOf(it.Run), Pending: pendingOf(it)}
+		out[i] = inboxItemOf(it)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": out})
 }

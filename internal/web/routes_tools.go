@@ -86,11 +86,20 @@ func (s *Server) explainFor(r *http.Request, c *caller) ([]gate.Decision, error)
 }
 
 func (s *Server) toolOf(r *http.Request, d gate.Decision, schema bool) toolJSON {
+	var spec *tool.Spec
+	if e, ok := s.api.Gate.Registry().Get(r.Context(), d.Tool); ok {
+		spec = &e.Spec
+	}
+	return toolView(d, spec, schema)
+}
+
+// toolView is the tool a decision is about; spec is nil for a tool that
+// is not registered (any more).
+func toolView(d gate.Decision, spec *tool.Spec, schema bool) toolJSON {
 	out := toolJSON{Name: d.Tool, DataClass: d.DataClass, Decision: decisionJSON{
 		Allowed: d.Allowed, Reason: d.Reason, Zone: d.Zone, Ceiling: d.Ceiling, ObservedOnly: d.ObservedOnly,
 	}}
-	if e, ok := s.api.Gate.Registry().Get(r.Context(), d.Tool); ok {
-		sp := e.Spec
+	if sp := spec; sp != nil {
 		out.Description, out.Group, out.Effect, out.AdminOnly = sp.Description, sp.Group, sp.Effect, sp.AdminOnly
 		out.RequiresApproval, out.RequiresInput, out.Remote = sp.RequiresApproval, len(sp.InputRequest) > 0, sp.Remote
 		if schema {
