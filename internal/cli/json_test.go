@@ -19,9 +19,9 @@ import (
 var camelKey = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
 
 // dataKeys hold data under the data's own names (TYPO3 table and ctrl
-// keys, JSON Schema properties, event payloads, HTTP header names), not
-// field names of t3agent's.
-var dataKeys = map[string]bool{"payload": true, "raw": true, "counts": true, "inputSchema": true, "headers": true}
+// keys, JSON Schema properties and arguments, event payloads, HTTP header
+// names), not field names of t3agent's.
+var dataKeys = map[string]bool{"payload": true, "raw": true, "counts": true, "inputSchema": true, "headers": true, "exampleArgs": true}
 
 // badKeys lists the field names in v that are not camelCase, by path.
 func badKeys(v any, path string) []string {
@@ -95,6 +95,8 @@ func TestJSONOutputIsCamelCase(t *testing.T) {
 		{args: []string{"tools", "enable", "mcp_docs_shout", "--as", "admin"}, noCheck: true},
 		{args: []string{"tools", "list", "--as", "editor"}},
 		{args: []string{"tools", "explain", "--as", "editor"}},
+		{args: []string{"tools", "explain", "search_records", "--as", "editor"}},
+		{args: []string{"tools", "explain", "mcp_docs_shout", "--as", "admin"}},
 		{args: []string{"tools", "call", "search_records", "--as", "editor", "--args", `{"query":"Aqua"}`}},
 		{args: []string{"run", "-C", "assistant", "--as", "editor", "Hi"}},
 		{args: []string{"run", "-C", "assistant", "--as", "admin", "Shout."}, fails: true, after: func(_, errOut string) { waiting(errOut) }},

@@ -88,7 +88,7 @@ func (a *app) toolsCommand() *cobra.Command {
 		Short: "List, explain, call and toggle the tools",
 	}
 	cmd.AddCommand(a.toolsListCommand("list", "List every tool with its group, class, effect and the gate's decision"),
-		a.toolsListCommand("explain", "Explain the gate's decision for every tool, for the --as user"),
+		a.toolsListCommand("explain [NAME]", "Explain the gate's decision for every tool, or for one tool in full (checks, schema, an example call), for the --as user"),
 		a.toolsCallCommand(), a.toolsToggleCommand(true), a.toolsToggleCommand(false), a.toolsEnforcementCommand())
 	return cmd
 }
@@ -145,15 +145,19 @@ func (a *app) toolsEnforcementCommand() *cobra.Command {
 
 func (a *app) toolsListCommand(use, short string) *cobra.Command {
 	var gf gateFlags
+	explain := strings.HasPrefix(use, "explain")
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if use == "explain" && a.as == "" {
+		RunE: func(cmd *cobra.Command, names []string) error {
+			if explain && a.as == "" {
 				return errors.New("explain needs --as USER: the gate decides for a backend user")
 			}
 			return a.withRuntime(cmd.Context(), func(r *runtime) error {
+				if len(names) == 1 {
+					return a.explainTool(cmd.Context(), cmd, r, &gf, names[0])
+				}
 				cfg, err := gf.config(cmd.Context(), cmd, r, a.lookupEnv)
 				if err != nil {
 					return err
@@ -169,6 +173,9 @@ func (a *app) toolsListCommand(use, short string) *cobra.Command {
 				return a.printDecisions(cmd.Context(), r, ds)
 			})
 		},
+	}
+	if explain {
+		cmd.Args = cobra.MaximumNArgs(1)
 	}
 	gf.register(cmd, string(tool.ZoneLocal))
 	return cmd
