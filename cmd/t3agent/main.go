@@ -10,7 +10,7 @@ import (
 )
 
 func main() {
-	root := cli.NewRootCommand(cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()})
+	root := cli.NewRootCommand(cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()})
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "t3agent:", err)
 		os.Exit(1)

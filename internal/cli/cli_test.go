@@ -23,8 +23,14 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // run executes the command tree in-process in workDir.
 func run(t *testing.T, ctx context.Context, workDir string, env []string, args ...string) (string, string, error) {
 	t.Helper()
+	return runIn(t, ctx, workDir, env, nil, false, args...)
+}
+
+// runIn is run with stdin; interactive says a person answers prompts on it.
+func runIn(t *testing.T, ctx context.Context, workDir string, env []string, stdin io.Reader, interactive bool, args ...string) (string, string, error) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
-	root := cli.NewRootCommand(cli.Env{Stdout: &stdout, Stderr: &stderr, Environ: env, WorkDir: workDir})
+	root := cli.NewRootCommand(cli.Env{Stdin: stdin, Stdout: &stdout, Stderr: &stderr, Environ: env, WorkDir: workDir, Interactive: interactive})
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	return stdout.String(), stderr.String(), err

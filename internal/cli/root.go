@@ -22,9 +22,15 @@ const DefaultDataDir = "t3agent-data"
 // Env is what the commands take from the process, so tests can run them
 // in-process with their own streams and environment.
 type Env struct {
+	// Stdin is read by `-` arguments and answers prompts; nil is the
+	// process's standard input.
+	Stdin   io.Reader
 	Stdout  io.Writer
 	Stderr  io.Writer
 	Environ []string
+	// Interactive says a person answers prompts on Stdin even though it is
+	// not a terminal (tests); otherwise only a terminal Stdin is asked.
+	Interactive bool
 	// WorkDir resolves the default configuration locations; empty means
 	// the process's working directory.
 	WorkDir string
@@ -58,6 +64,9 @@ func NewRootCommand(env Env) *cobra.Command {
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			return a.setupLogger()
 		},
+	}
+	if env.Stdin != nil {
+		root.SetIn(env.Stdin)
 	}
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)

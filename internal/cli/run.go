@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/t3agent/t3agent/internal/agent"
 	"github.com/t3agent/t3agent/internal/agentconfig"
@@ -385,23 +387,7 @@ func (a *app) runsInboxCommand() *cobra.Command {
 					return nil
 				}
 				for _, it := range items {
-					fmt.Fprintf(a.env.Stdout, "Run %s · %s · %s · %s\n", it.Run.ID, it.Run.Status, orDash(it.Run.OwnerUsername), orDash(it.Run.Configuration))
-					if it.Unreadable {
-						fmt.Fprintln(a.env.Stdout, "  the pending turn cannot be read; the run can only be cancelled")
-						continue
-					}
-					fmt.Fprintf(a.env.Stdout, "  digest %s\n", it.Digest)
-					for _, c := range it.Calls {
-						fmt.Fprintf(a.env.Stdout, "  call %s %s %s\n", c.ID, c.Name, c.Arguments)
-					}
-					for _, p := range it.Previews {
-						for _, l := range p.Lines {
-							fmt.Fprintf(a.env.Stdout, "  preview of call %d (%s): %s\n", p.Index+1, p.Tool, l)
-						}
-					}
-					if it.Input != "" {
-						fmt.Fprintf(a.env.Stdout, "  input to %s, schema %s\n", it.Input, it.Schema)
-					}
+					printPending(a.env.Stdout, it)
 				}
 				return nil
 			})
@@ -409,31 +395,114 @@ func (a *app) runsInboxCommand() *cobra.Command {
 	}
 }
 
+// printPending shows a waiting run's pending turn: its calls with their
+// arguments, the tools' previews, what input it waits for, and the digest
+// a decision quotes.
+func printPending(w io.Writer, it agent.InboxItem) {
+	fmt.Fprintf(w, "Run %s · %s · %s · %s\n", it.Run.ID, it.Run.Status, orDash(it.Run.OwnerUsername), orDash(it.Run.Configuration))
+	if it.Unreadable {
+		fmt.Fprintln(w, "  the pending turn cannot be read; the run can only be cancelled")
+		return
+	}
+	fmt.Fprintf(w, "  digest %s\n", it.Digest)
+	for _, c := range it.Calls {
+		fmt.Fprintf(w, "  call %s %s %s\n", c.ID, c.Name, c.Arguments)
+	}
+	for _, p := range it.Previews {
+		for _, l := range p.Lines {
+			fmt.Fprintf(w, "  preview of call %d (%s): %s\n", p.Index+1, p.Tool, l)
+		}
+	}
+	if it.Input != "" {
+		fmt.Fprintf(w, "  input to %s, schema %s\n", it.Input, it.Schema)
+	}
+}
+
 func (a *app) runsDecideCommand(approve bool) *cobra.Command {
 	var digest, reason string
-	use, short := "approve ID --as USER --digest D", "Approve the pending turn of a run; it then runs as the run's owner"
+	var yes bool
+	verb := "approve"
+	use, short := "approve ID --as USER [--digest D | --yes]", "Approve the pending turn of a run; it then runs as the run's owner"
 	if !approve {
-		use, short = "deny ID --as USER --digest D [--reason TEXT]", "Deny the pending turn of a run; the model is told and goes on"
+		verb = "deny"
+		use, short = "deny ID --as USER [--digest D | --yes] [--reason TEXT]", "Deny the pending turn of a run; the model is told and goes on"
 	}
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
-		Args:  cobra.ExactArgs(1),
+		Long: short + ".\n\nWith --digest the decision is for exactly the turn the digest names (as `t3agent runs inbox` " +
+			"shows it). Without it the pending turn is shown with its digest and, on a terminal, you are asked to " +
+			"confirm (y/N); --yes decides the turn shown without asking, for scripts.",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return a.withAgent(ctx, strings.Fields(use)[0], func(rt *agent.Runtime, actor *typo3.BackendUser) error {
-				res, err := rt.Approve(ctx, agent.ApproveParams{RunID: args[0], Approver: actor, Approved: approve, Digest: digest, Reason: reason})
+			id := args[0]
+			return a.withAgent(ctx, verb, func(rt *agent.Runtime, actor *typo3.BackendUser) error {
+				if digest == "" {
+					shown, err := a.confirmTurn(ctx, cmd, rt, actor, id, verb, yes)
+					if err != nil {
+						return err
+					}
+					digest = shown
+				}
+				res, err := rt.Approve(ctx, agent.ApproveParams{RunID: id, Approver: actor, Approved: approve, Digest: digest, Reason: reason})
 				if err != nil {
-					return decisionError(args[0], err)
+					return decisionError(id, err)
 				}
 				return a.printResult(res)
 			})
 		},
 	}
-	cmd.Flags().StringVar(&digest, "digest", "", "the digest of the pending turn, as the inbox shows it (required)")
+	cmd.Flags().StringVar(&digest, "digest", "", "the digest of the pending turn, as the inbox shows it")
+	cmd.Flags().BoolVar(&yes, "yes", false, "without --digest: "+verb+" the pending turn shown, without asking")
 	cmd.Flags().StringVar(&reason, "reason", "", "a note kept with the decision")
 	return cmd
+}
+
+// confirmTurn shows the run's pending turn (on stderr: stdout is the
+// result's) and returns its digest once the decision is confirmed: by
+// --yes, or by a person answering y on a terminal. Without either it
+// refuses, naming the digest to pass.
+func (a *app) confirmTurn(ctx context.Context, cmd *cobra.Command, rt *agent.Runtime, actor *typo3.BackendUser, id, verb string, yes bool) (string, error) {
+	it, err := rt.Pending(ctx, actor, agent.Access{}, id)
+	if err != nil {
+		return "", decisionError(id, err)
+	}
+	switch {
+	case it.Run.Status == store.RunWaitingForInput:
+		return "", fmt.Errorf("run %s waits for input, not for approval; answer it with `t3agent runs input %s --data JSON`", id, id)
+	case it.Run.Status != store.RunWaitingForApproval || it.Digest == "":
+		return "", fmt.Errorf("run %s: refused (%s): the run does not wait for a decision", id, agent.RefusedNotWaiting)
+	}
+	printPending(a.env.Stderr, it)
+	if it.Unreadable {
+		return "", fmt.Errorf("run %s: its pending turn cannot be read, so it cannot be decided; cancel it with `t3agent runs cancel %s`", id, id)
+	}
+	if yes {
+		return it.Digest, nil
+	}
+	if !a.interactive() {
+		return "", fmt.Errorf("run %s: %s without --digest asks for confirmation on a terminal; pass --digest %s to %s exactly the turn shown, or --yes", id, verb, it.Digest, verb)
+	}
+	fmt.Fprintf(a.env.Stderr, "%s this turn? [y/N] ", strings.ToUpper(verb[:1])+verb[1:])
+	answer, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("cannot read the answer: %w", err)
+	}
+	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		return "", fmt.Errorf("run %s: nothing was decided (the answer was not y); the run still waits", id)
+	}
+	return it.Digest, nil
+}
+
+// interactive reports whether a person can answer a prompt on stdin.
+func (a *app) interactive() bool {
+	if a.env.Interactive {
+		return true
+	}
+	f, ok := a.env.Stdin.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func (a *app) runsCancelCommand() *cobra.Command {

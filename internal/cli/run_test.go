@@ -229,26 +229,59 @@ func TestRunsDecisions(t *testing.T) {
 	if out, _ := ok("runs", "inbox", "--as", "editor"); !strings.Contains(out, "Nothing waits") {
 		t.Errorf("inbox of an editor:\n%s", out)
 	}
-	fails("refused (stale_turn)", "runs", "approve", id, "--as", "admin")
+	fails("refused (stale_turn)", "runs", "approve", id, "--as", "admin", "--digest", strings.Repeat("0", 64))
 	if out, _ := ok("runs", "show", id); !strings.Contains(out, "decision by admin refused (stale_turn); waiting again") {
 		t.Errorf("runs show lacks the refusal:\n%s", out)
 	}
 	fails("refused (run_access_denied)", "runs", "approve", id, "--as", "editor", "--digest", digest)
+	fails("only an admin or the run's owner may act on it", "runs", "approve", id, "--as", "editor")
 	fails("approve needs --as USER", "runs", "approve", id, "--digest", digest)
+
+	// Without --digest the pending turn is shown with its digest. Stdin
+	// that is no terminal (a pipe) is not asked: the refusal names the
+	// digest to pass, or --yes.
+	shown := func(errOut string) {
+		t.Helper()
+		if !strings.Contains(errOut, "Run "+id+" · waiting_for_approval · admin · assistant") ||
+			!strings.Contains(errOut, "call call_1 mcp_docs_shout {}") || !strings.Contains(errOut, "digest "+digest) {
+			t.Errorf("the pending turn is not shown:\n%s", errOut)
+		}
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = pw.Close()
+	defer pr.Close()
+	_, errOut, err := runIn(t, ctx, work, env, pr, false, "runs", "approve", id, "--as", "admin")
+	want := "run " + id + ": approve without --digest asks for confirmation on a terminal; pass --digest " + digest + " to approve exactly the turn shown, or --yes"
+	if err == nil || err.Error() != want {
+		t.Errorf("approve with a pipe as stdin: err = %v, want %q", err, want)
+	}
+	shown(errOut)
+	// A person answering anything but y decides nothing.
+	_, errOut, err = runIn(t, ctx, work, env, strings.NewReader("n\n"), true, "runs", "approve", id, "--as", "admin")
+	if err == nil || !strings.Contains(err.Error(), "nothing was decided (the answer was not y); the run still waits") || !strings.Contains(errOut, "Approve this turn? [y/N] ") {
+		t.Errorf("approve answered n: err = %v\n%s", err, errOut)
+	}
 	if shouts.Load() != 0 {
 		t.Fatal("a refused approval ran the write")
 	}
-	if out, _ := ok("runs", "approve", id, "--as", "admin", "--digest", digest); out != "Shouted.\n" {
-		t.Errorf("approve printed %q", out)
+	out, errOut, err := runIn(t, ctx, work, env, strings.NewReader("y\n"), true, "runs", "approve", id, "--as", "admin")
+	if err != nil || out != "Shouted.\n" {
+		t.Errorf("approve answered y: %q, %v (stderr %s)", out, err, errOut)
 	}
+	shown(errOut)
 	if shouts.Load() != 1 {
 		t.Errorf("the write ran %d times", shouts.Load())
 	}
 	fails("refused (run_not_waiting)", "runs", "approve", id, "--as", "admin", "--digest", digest)
+	fails("refused (run_not_waiting)", "runs", "approve", id, "--as", "admin", "--yes")
 
+	// --yes decides the turn shown, for scripts.
 	id, digest = waiting()
-	if out, _ := ok("runs", "deny", id, "--as", "admin", "--digest", digest, "--reason", "not today"); out != "Not shouted.\n" {
-		t.Errorf("deny printed %q", out)
+	if out, errOut := ok("runs", "deny", id, "--as", "admin", "--yes", "--reason", "not today"); out != "Not shouted.\n" || !strings.Contains(errOut, "digest "+digest) {
+		t.Errorf("deny --yes printed %q (stderr %s)", out, errOut)
 	}
 	if shouts.Load() != 1 {
 		t.Error("a denied write ran")
