@@ -448,7 +448,7 @@ func (v *validator) configuration(r itemRef, s ConfigurationSpec) Configuration 
 		field := fmt.Sprintf("allowed_tool_groups[%d]", i)
 		switch {
 		case !toolGroupPattern.MatchString(g):
-			r.fail(field, "%q is not a tool group (content, structure, configuration, system, accounts, rag, files, mcp_<server>)", g)
+			r.fail(field, "%q is not a tool group (content, structure, configuration, mcp_<server>)", g)
 		case slices.Contains(c.AllowedToolGroups, g):
 			r.fail(field, "%q is listed twice", g)
 		}

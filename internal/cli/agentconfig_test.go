@@ -130,7 +130,7 @@ func TestApplyAndConfigCommands(t *testing.T) {
 		}
 	}
 	if local := mustRun(t, work, nil, "config", "show", "local-assistant"); !strings.Contains(local, "trust zone     local (") ||
-		!strings.Contains(local, "tool groups    content, structure, configuration, system") {
+		!strings.Contains(local, "tool groups    content, structure, configuration") {
 		t.Errorf("config show local-assistant:\n%s", local)
 	}
 	var resolved struct {
