@@ -53,13 +53,20 @@ func writeFile(t *testing.T, dir, name, body string) string {
 // documented example must apply as it is.
 func docExample(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "configuration.md"))
+	return markdownYAML(t, filepath.Join("docs", "configuration.md"), "")
+}
+
+// markdownYAML is the first YAML block of a markdown file of the
+// repository after the text after.
+func markdownYAML(t *testing.T, file, after string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindSubmatch(b)
+	m := regexp.MustCompile("(?s)" + regexp.QuoteMeta(after) + ".*?```yaml\n(.*?)```").FindSubmatch(b)
 	if m == nil {
-		t.Fatal("docs/configuration.md has no yaml block")
+		t.Fatalf("%s has no yaml block after %q", file, after)
 	}
 	return string(m[1])
 }

@@ -68,6 +68,18 @@ func TestJSONOutputIsCamelCase(t *testing.T) {
 		}
 		runID = m[1]
 	}
+	readDigest := func(out, _ string) {
+		t.Helper()
+		var items []struct {
+			Pending struct {
+				Digest string `json:"digest"`
+			} `json:"pending"`
+		}
+		if err := json.Unmarshal([]byte(out), &items); err != nil || len(items) != 1 {
+			t.Fatalf("inbox = %s (%v)", out, err)
+		}
+		digest = items[0].Pending.Digest
+	}
 	steps := []struct {
 		args    []string
 		fails   bool                 // the command exits non-zero but prints its JSON
@@ -101,31 +113,11 @@ func TestJSONOutputIsCamelCase(t *testing.T) {
 		{args: []string{"run", "-C", "assistant", "--as", "editor", "Hi"}},
 		{args: []string{"run", "-C", "assistant", "--as", "admin", "Shout."}, fails: true, after: func(_, errOut string) { waiting(errOut) }},
 		{args: []string{"runs", "list"}},
-		{args: []string{"runs", "inbox", "--as", "admin"}, after: func(out, _ string) {
-			var items []struct {
-				Pending struct {
-					Digest string `json:"digest"`
-				} `json:"pending"`
-			}
-			if err := json.Unmarshal([]byte(out), &items); err != nil || len(items) != 1 {
-				t.Fatalf("inbox = %s (%v)", out, err)
-			}
-			digest = items[0].Pending.Digest
-		}},
+		{args: []string{"runs", "inbox", "--as", "admin"}, after: readDigest},
 		{args: []string{"runs", "approve", "RUN", "--as", "admin", "--digest", "DIGEST"}},
 		{args: []string{"runs", "show", "RUN"}},
 		{args: []string{"run", "-C", "assistant", "--as", "admin", "Shout."}, fails: true, after: func(_, errOut string) { waiting(errOut) }},
-		{args: []string{"runs", "inbox", "--as", "admin"}, after: func(out, _ string) {
-			var items []struct {
-				Pending struct {
-					Digest string `json:"digest"`
-				} `json:"pending"`
-			}
-			if err := json.Unmarshal([]byte(out), &items); err != nil || len(items) != 1 {
-				t.Fatalf("inbox = %s (%v)", out, err)
-			}
-			digest = items[0].Pending.Digest
-		}},
+		{args: []string{"runs", "inbox", "--as", "admin"}, after: readDigest},
 		{args: []string{"runs", "deny", "RUN", "--as", "admin", "--digest", "DIGEST"}},
 		{args: []string{"usage", "--by", "user"}},
 		{args: []string{"token", "create", "--name", "ci", "--user", "editor", "--scopes", "agent:read"}},

@@ -17,15 +17,7 @@ import (
 // readmeConfig is the README's t3agent.yaml example, as printed.
 func readmeConfig(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile("(?s)Write `t3agent.yaml`.*?```yaml\n(.*?)```").FindSubmatch(b)
-	if m == nil {
-		t.Fatal("README.md has no t3agent.yaml example")
-	}
-	return string(m[1])
+	return markdownYAML(t, "README.md", "Write `t3agent.yaml`")
 }
 
 // TestReadmeConfigServes: the README's example, with only the site
