@@ -50,3 +50,16 @@ func BenchmarkRedactSecretsWorstCase50KB(b *testing.B) {
 		guardrail.RedactSecrets(text)
 	}
 }
+
+// BenchmarkRedactSecretsAssignments50KB: TypoScript constants as a search
+// or read tool shows them, line breaks collapsed, full of names the
+// assignment scan must look at.
+func BenchmarkRedactSecretsAssignments50KB(b *testing.B) {
+	row := `plugin.tx_felogin_login.settings { showForgotPassword = 0 passwordMinLength = 8 } page.10.templateName.cObject ` +
+		`{ split { token = pagets__ cObjNum = 1 } } site.analytics { siteId = 42 apiKey = nlp-demo-7f3c1e9a04b2d86e } `
+	text := strings.Repeat(row, 50_000/len(row))
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		guardrail.RedactSecrets(text)
+	}
+}

@@ -24,8 +24,14 @@
 //     AWS AKIA…, GitHub ghp_…, Slack xox…, Google AIza…, Stripe, GitLab,
 //     Hugging Face, SendGrid, npm), JWTs, bearer tokens and Authorization
 //     headers, the password of user:pass@ URLs, credential query
-//     parameters, PEM/PGP private key blocks, and assignments to
-//     credential-like names in PHP, JSON, .env and YAML syntax.
+//     parameters, PEM/PGP private key blocks, and values assigned to
+//     credential names anywhere in a text: PHP arrays, JSON (also JSON
+//     inside a JSON string), .env, YAML, INI, TypoScript, keyword
+//     arguments and attributes, mid-line as well as on a line of their
+//     own, since tools collapse line breaks. Which name and value make a
+//     credential is package credential's rule, which the TypoScript tools
+//     share: "apiKey = nlp-demo-7f3c…" is one, "showForgotPassword = 0",
+//     "split.token = pagets__" and "Password: must be changed" are not.
 //   - pii-redaction, optional: e-mail addresses, phone numbers, IBANs with
 //     their mod-97 check, card numbers with their Luhn check (RedactPII).
 //   - provider-content-filter, optional: deny an answer the provider

@@ -16,10 +16,12 @@ func FuzzRedactors(f *testing.F) {
 		"", "plain text", "password: x", "-----BEGIN PRIVATE KEY-----", "?token=", "Bearer ",
 		"https://u:p@h/", "mail a@b.example", "+49 221 1234567", "DE89 3704 0044 0532 0130 00",
 		"4111 1111 1111 1111", "'password' => '", "[REDACTED:openai_key]", "\xff\xfe", "sk-ant-",
+		"apiKey =", `{"password":`, `\"token\": \"`, "DB_PASSWORD=", "\\n", "password = x =", "split.token = pagets__",
 	} {
 		f.Add(s, s, uint8(0))
 	}
-	planted := []string{openAIKey, anthropicKey, awsKeyID, githubToken, googleKey, slackToken, jwt, stripeKey, hfToken}
+	planted := []string{openAIKey, anthropicKey, awsKeyID, githubToken, googleKey, slackToken, jwt, stripeKey, hfToken,
+		"apiKey = nlp-demo-7f3c1e9a04b2d86e", `"password": "Tr0ub4dor&3"`}
 	f.Fuzz(func(t *testing.T, prefix, suffix string, which uint8) {
 		secret := planted[int(which)%len(planted)]
 		// Separated by spaces, as a credential stands in running text.
@@ -37,7 +39,7 @@ func FuzzRedactors(f *testing.F) {
 			}
 		}
 		out, _ := guardrail.RedactSecrets(in)
-		if strings.Contains(out, secret) {
+		if strings.Contains(out, secret) || strings.Contains(out, "nlp-demo-7f3") || strings.Contains(out, "Tr0ub4dor&3") {
 			t.Fatalf("the planted credential survived: %q", out)
 		}
 	})

@@ -21,10 +21,13 @@ import (
 //     leading \b, which would hide that literal;
 //   - starts, for every other shape, lists where a match may begin (found
 //     by a plain scan for a digit, an '@', a keyword); the pattern,
-//     anchored with \A, is tried only there, on a window of the text.
+//     anchored with \A, is tried only there, on a window of the text;
+//   - match, instead of a pattern, finds the parts to replace itself, as
+//     [start, end) pairs in order.
 type shape struct {
 	kind      string
 	re        *regexp.Regexp
+	match     func(p *probe) [][]int
 	check     func(s string) bool
 	needles   []string
 	folded    []string
@@ -158,6 +161,9 @@ func (sh shape) mayMatch(p *probe) bool {
 // overlaps.
 func (sh shape) matches(p *probe) [][]int {
 	text := p.text
+	if sh.match != nil {
+		return sh.match(p)
+	}
 	if sh.starts == nil {
 		all := sh.re.FindAllStringSubmatchIndex(text, -1)
 		if !sh.wordStart {
@@ -194,7 +200,10 @@ func (sh shape) matches(p *probe) [][]int {
 
 func (sh shape) replace(p *probe) (string, int) {
 	text := p.text
-	group := sh.re.SubexpIndex("secret")
+	group := 0
+	if sh.re != nil {
+		group = sh.re.SubexpIndex("secret")
+	}
 	var b strings.Builder
 	last, n := 0, 0
 	for _, m := range sh.matches(p) {
@@ -246,34 +255,6 @@ func atWord(text string, hit int) int {
 		return -1
 	}
 	return hit
-}
-
-// lineStart moves a hit back to the start of its line; a line that
-// starts more than 256 bytes earlier cannot hold a NAME= or name: line.
-func lineStart(text string, hit int) int {
-	from := max(0, hit-256)
-	i := strings.LastIndexByte(text[from:hit], '\n')
-	switch {
-	case i >= 0:
-		return from + i + 1
-	case from == 0:
-		return 0
-	}
-	return -1
-}
-
-// openingQuote moves a hit back over a name (letters, digits, "_.-") to
-// the quote that opens it, at most 64 bytes away.
-func openingQuote(text string, hit int) int {
-	for i := hit - 1; i >= 0 && hit-i <= 64; i-- {
-		switch c := text[i]; {
-		case c == '"' || c == '\'':
-			return i
-		case !isWordByte(c) && c != '.' && c != '-':
-			return -1
-		}
-	}
-	return -1
 }
 
 // paramStart moves a hit back over a parameter name to the ?, & or ; in

@@ -57,30 +57,15 @@ var secretShapes = []shape{
 	{kind: "bearer_token", re: regexp.MustCompile(`(?i)\Abearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})`),
 		starts: keywordStarts([]string{"bearer"}, atWord), window: 4096},
 
-	// 'password' => 'x' (PHP, as in TYPO3's settings.php), "password": "x"
-	// (JSON), password = "x".
-	{kind: "password_assignment", re: regexp.MustCompile(
-		`(?i)\A["'](?:[a-z0-9_.-]*[_.-])?(?:password|passwd|pass|pwd|secret|client_?secret|api_?key|apikey|access_?token|` +
-			`auth_?token|refresh_?token|private_?key|secret_?key|encryption_?key|master_?key|token)["']\s*(?:=>|:|=)\s*` +
-			`["'](?P<secret>[^"'\r\n]+)["']`),
-		starts: keywordStarts(credentialWords, openingQuote), window: 4096},
-	// NAME=value lines of .env files and shells, where NAME names a credential.
-	{kind: "password_assignment", re: regexp.MustCompile(
-		`(?i)\A[ \t]*(?:export[ \t]+)?[A-Za-z0-9_]*(?:password|passwd|secret|token|api_?key|private_?key|master_?key)[A-Za-z0-9_]*` +
-			`[ \t]*=[ \t]*(?P<secret>"[^"\r\n]+"|'[^'\r\n]+'|[^\s"'#]+)`),
-		starts: keywordStarts(credentialWords, lineStart), window: 4096},
-	// password: value lines of YAML and INI files, a single token only, so
-	// prose such as "Password: must be changed" is left alone.
-	{kind: "password_assignment", re: regexp.MustCompile(
-		`(?im)\A[ \t]*[A-Za-z0-9_.-]*(?:password|passwd|secret|api_?key|token)[A-Za-z0-9_-]*[ \t]*:[ \t]+` +
-			`(?P<secret>[^\s"'#][^\s]*)[ \t\r]*$`),
-		starts: keywordStarts(credentialWords, lineStart), window: 4096},
+	// Assignments to credential names in every syntax, anywhere in a
+	// line: PHP arrays, JSON (also inside a JSON string), .env, YAML, INI,
+	// TypoScript, keyword arguments, attributes.
+	{kind: "password_assignment", match: assignments, folded: credentialStems},
 }
 
-// credentialWords are the lower-cased stems of credential names: an
-// assignment to one of them is redacted.
-var credentialWords = []string{"pass", "pwd", "secret", "api_key", "apikey", "token", "private_key", "privatekey",
-	"encryption_key", "encryptionkey", "master_key", "masterkey"}
+// credentialStems are lower-cased parts of every name credential.Name
+// accepts; an assignment is looked for only around one of them.
+var credentialStems = []string{"pass", "pwd", "secret", "token", "key", "cred", "salt", "dsn", "authorization"}
 
 // hasLetterAndDigit keeps "sk-learn-is-a-python-library" from passing as
 // a key: generated keys mix both.
