@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/t3agent/t3agent/internal/guardrail/credential"
 )
 
 // RenderParams configures Render and RenderFlat.
@@ -62,7 +64,7 @@ func Render(root *Node, p RenderParams) Rendered {
 	}
 	if p.Path == "" {
 		for _, c := range root.Children() {
-			s := escapeName(c.Name) + nodeValue(c, p.Redact, false)
+			s := escapeName(c.Name) + nodeValue(c, p.Redact, credential.None)
 			if k := len(c.Children()); k > 0 {
 				s += " (+" + strconv.Itoa(k) + " children)"
 			}
@@ -74,30 +76,30 @@ func Render(root *Node, p RenderParams) Rendered {
 	if n == nil {
 		return w.done(false)
 	}
-	w.line(p.Path + nodeValue(n, p.Redact, false))
-	// Below a credential-like key everything is hidden.
-	var walk func(n *Node, depth int, hide bool)
-	walk = func(n *Node, depth int, hide bool) {
+	w.line(p.Path + nodeValue(n, p.Redact, credential.None))
+	// Below a credential name its rule applies to every value.
+	var walk func(n *Node, depth int, under credential.Strength)
+	walk = func(n *Node, depth int, under credential.Strength) {
 		for _, c := range n.Children() {
-			h := hide || (p.Redact && sensitiveKey(c.Name))
-			w.line(strings.Repeat("  ", depth) + escapeName(c.Name) + nodeValue(c, p.Redact, h))
-			walk(c, depth+1, h)
+			w.line(strings.Repeat("  ", depth) + escapeName(c.Name) + nodeValue(c, p.Redact, under))
+			walk(c, depth+1, max(under, credential.Name(c.Name)))
 		}
 	}
-	walk(n, 1, p.Redact && sensitiveKey(n.Name))
+	walk(n, 1, credential.Name(n.Name))
 	return w.done(true)
 }
 
-func nodeValue(n *Node, redact, hide bool) string {
+// nodeValue is " = v" or " =< target"; when redact, a credential's value
+// (by its name or the name of a key above it, see RedactValue) is
+// " = [redacted]".
+func nodeValue(n *Node, redact bool, under credential.Strength) string {
 	switch {
 	case n.IsRef:
 		return " =< " + n.Ref
-	case n.HasValue && hide:
-		return " = [redacted]"
 	case n.HasValue:
 		v := n.Value
 		if redact {
-			v = RedactValue(n.Name, v)
+			v = redactValue(max(under, credential.Name(n.Name)), v)
 		}
 		return " = " + oneLine(v)
 	}
@@ -126,39 +128,30 @@ func RenderFlat(kv []KV, p RenderParams) Rendered {
 		found = true
 		v := e.Value
 		if p.Redact {
-			last := e.Key
-			if i := strings.LastIndexByte(last, '.'); i >= 0 {
-				last = last[i+1:]
+			// Every segment counts: below a credential name its rule
+			// applies, as in Render.
+			s := credential.None
+			for seg := range strings.SplitSeq(e.Key, ".") {
+				s = max(s, credential.Name(seg))
 			}
-			v = RedactValue(last, v)
+			v = redactValue(s, v)
 		}
 		w.line(e.Key + " = " + oneLine(v))
 	}
 	return w.done(found)
 }
 
-// sensitiveWords mark credential-like keys (builtin-tools.md: redaction).
-var sensitiveWords = []string{"password", "passwd", "pwd", "secret", "token", "credential", "apikey", "api_key",
-	"accesskey", "access_key", "encryptionkey", "encryption_key", "licensekey", "privatekey", "private_key",
-	"authorization", "salt", "dsn"}
-
-func sensitiveKey(key string) bool {
-	k := strings.ToLower(key)
-	for _, w := range sensitiveWords {
-		if strings.Contains(k, w) {
-			return true
-		}
-	}
-	return false
-}
-
 var urlPassword = regexp.MustCompile(`(?i)(\b[a-z][a-z0-9+.\-]*://[^:/?#\s@]*):[^@/?#\s]+@`)
 
-// RedactValue hides the value of a credential-like key (the key's last
-// segment contains password, secret, token, apikey, …) and the password
-// of user:pass@ URLs in any value.
-func RedactValue(key, value string) string {
-	if sensitiveKey(key) {
+// RedactValue hides the value of a credential as "[redacted]": key (its
+// last segment) names a credential and value is one, by the rule of
+// package credential that secret redaction shares, so a flag such as
+// showForgotPassword = 0 or a split token such as pagets__ stays visible.
+// In any other value the password of user:pass@ URLs becomes ***.
+func RedactValue(key, value string) string { return redactValue(credential.Name(key), value) }
+
+func redactValue(s credential.Strength, value string) string {
+	if s.Hides(value) {
 		return "[redacted]"
 	}
 	return urlPassword.ReplaceAllString(value, "$1:***@")

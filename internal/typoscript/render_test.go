@@ -44,3 +44,34 @@ func TestRender(t *testing.T) {
 		t.Errorf("flat:\n%s", flatOut.Text)
 	}
 }
+
+// TestRedactValue: a credential is a credential name with a credential
+// value (package credential); flags and split tokens whose names hold a
+// credential word stay readable, in Render, RenderFlat and RedactValue.
+func TestRedactValue(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ key, value, want string }{
+		{"apiKey", "nlp-demo-7f3c1e9a04b2d86e", "[redacted]"},
+		{"smtp_password", "swordfish", "[redacted]"},
+		{"token", "a9F3kLm2Qx7", "[redacted]"},
+		{"showForgotPassword", "0", "0"},
+		{"exposeNonexistentUserInForgotPasswordDialog", "0", "0"},
+		{"token", "pagets__", "pagets__"},
+		{"passwordMinLength", "8", "8"},
+		{"stagingUrl", "https://preview:Xq7-demo-preview@staging.example/", "https://preview:***@staging.example/"},
+	} {
+		if got := typoscript.RedactValue(c.key, c.value); got != c.want {
+			t.Errorf("RedactValue(%q, %q) = %q, want %q", c.key, c.value, got, c.want)
+		}
+	}
+	ast := build(t, "lib.x {\n showForgotPassword = 0\n split.token = pagets__\n credentials {\n user = admin\n enabled = 1\n }\n}",
+		typoscript.ASTParams{})
+	want := "lib.x\n  showForgotPassword = 0\n  split\n    token = pagets__\n  credentials\n    user = [redacted]\n    enabled = 1\n"
+	if got := typoscript.Render(ast.Root, typoscript.RenderParams{Path: "lib.x", Redact: true}).Text; got != want {
+		t.Errorf("Render:\n%s\nwant:\n%s", got, want)
+	}
+	flat := typoscript.RenderFlat(ast.Root.Flatten(), typoscript.RenderParams{Path: "lib.x", Redact: true}).Text
+	if want := "lib.x.showForgotPassword = 0\nlib.x.split.token = pagets__\nlib.x.credentials.user = [redacted]\nlib.x.credentials.enabled = 1\n"; flat != want {
+		t.Errorf("RenderFlat:\n%s\nwant:\n%s", flat, want)
+	}
+}

@@ -12,13 +12,16 @@
 //
 //   - Output caps: without a path only the top-level keys; with a path at
 //     most maxLines lines, the cut marked. Single values are cut as well.
-//   - Redaction: a value below a key whose name contains a credential word
-//     (the engine's list: password, secret, token, apikey, …) is shown as
-//     [redacted], at any depth and whatever the requested path; user:pass@
-//     in URLs becomes :***@ in every value; and the value of a redacted
-//     constant is scrubbed wherever it was substituted into setup or a
-//     condition, because substitution would otherwise carry it past the
-//     key-based rule.
+//   - Redaction: a credential is shown as [redacted], at any depth and
+//     whatever the requested path. What is a credential is decided by
+//     package credential, the rule secret redaction shares: the key's name
+//     (or a name above it, as in credentials.user) names one — password,
+//     secret, apiKey, privateKey, authToken, … — and the value is one, so
+//     flags (showForgotPassword = 0) and a split token (token = pagets__)
+//     stay readable. user:pass@ in URLs becomes :***@ in every value; and
+//     the value of a redacted constant is scrubbed wherever it was
+//     substituted into setup or a condition, because substitution would
+//     otherwise carry it past the key-based rule.
 //   - Honesty: conditions that need a live request (or anything else
 //     t3agent cannot know) are listed as taken as false, getEnv is named as
 //     not evaluated where it occurs, and the resolver's notes (extensions

@@ -33,6 +33,8 @@ type fixture struct {
 	rw    *typo3.DB
 	gate  *gate.Gate
 	users map[string]*typo3.BackendUser
+	// material is the TYPO3 test material of an introduction fixture.
+	material string
 }
 
 // newFixture registers tools behind a gate and loads the named users; a
@@ -252,7 +254,9 @@ func introFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newFixture(t, site, in.DSN, configuration.Tools(site, readpolicy.New(model)), "admin", "editor")
+	fx := newFixture(t, site, in.DSN, configuration.Tools(site, readpolicy.New(model)), "admin", "editor")
+	fx.material = in.Material
+	return fx
 }
 
 func extPackage(name, key, path string) map[string]any {

@@ -8,8 +8,10 @@ import (
 )
 
 // plantedConstants has a credential-like key for every word of the
-// redaction rule, a nested one, URLs with user:pass@ and one harmless key.
-// Every secret starts with PLANTED-, so one search finds any leak.
+// redaction rule, a nested one, URLs with user:pass@, a bare token and a
+// password that are secrets by their values, and harmless keys: flags and
+// a split token whose names hold credential words. Every secret starts
+// with PLANTED-, so one search finds any leak.
 const plantedConstants = `
 matrix {
     publicName = Nordlicht public name
@@ -36,6 +38,11 @@ matrix {
     dsn = mysql://dbuser:PLANTED-c-dsnpass-19@db.example/typo3
     mailer = smtp://mailer:PLANTED-c-urlpass-20@mail.example:587
     deep.er.nested.apiToken = PLANTED-c-nested-21
+    token = PLANTED-c-bare-token-29
+    ftpPassword = PLANTED-WORD
+    showForgotPassword = 0
+    passwordMinLength = 8
+    split.token = pagets__
 }`
 
 // plantedSetup carries constants into setup values and a condition, where
@@ -113,7 +120,8 @@ func TestRedaction(t *testing.T) {
 	constants := out["get_typoscript pageUid=1 path=matrix type=constants"]
 	for _, key := range []string{"password", "dbPasswd", "smtpPwd", "clientSecret", "authToken", "credentials.user",
 		"credentials.pass", "apikey", "maps_api_key", "s3AccessKey", "access_key", "encryptionKey", "encryption_key",
-		"licenseKey", "privateKey", "private_key", "authorization", "hashSalt", "dsn", "deep.er.nested.apiToken"} {
+		"licenseKey", "privateKey", "private_key", "authorization", "hashSalt", "dsn", "deep.er.nested.apiToken",
+		"token", "ftpPassword"} {
 		if !strings.Contains(constants, "\nmatrix."+key+" = [redacted]\n") {
 			t.Errorf("matrix.%s is not redacted:\n%s", key, constants)
 		}
@@ -122,6 +130,11 @@ func TestRedaction(t *testing.T) {
 		"get_typoscript pageUid=1 path=matrix type=constants": {
 			"matrix.publicName = Nordlicht public name",
 			"matrix.mailer = smtp://mailer:***@mail.example:587",
+			// Not credentials: flags, a number and a split token, though
+			// their names hold credential words.
+			"matrix.showForgotPassword = 0",
+			"matrix.passwordMinLength = 8",
+			"matrix.split.token = pagets__",
 		},
 		"get_typoscript pageUid=1 path=matrix.credentials.user type=constants": {"matrix.credentials.user = [redacted]"},
 		"get_typoscript pageUid=6 path=site type=constants": {

@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/t3agent/t3agent/internal/guardrail/credential"
 	"github.com/t3agent/t3agent/internal/typoscript"
 )
 
@@ -33,9 +34,14 @@ const (
 
 const redacted = "[redacted]"
 
-// sensitive reports whether a key name is credential-like. It asks the
-// engine, so the tools and typoscript.Render share one word list.
-func sensitive(name string) bool { return typoscript.RedactValue(name, "") == redacted }
+// below is the credential rule that applies to a key's value: the
+// strongest of its own name and the names above it (under), so that the
+// values below a credential name (credentials.user) are judged as its
+// own. The rule is package credential's, shared with secret redaction
+// and typoscript.RedactValue.
+func below(under credential.Strength, name string) credential.Strength {
+	return max(under, credential.Name(name))
+}
 
 // splitPath cuts a dotted object path like the engine does: "\." is a
 // literal dot, empty segments are dropped.
@@ -80,28 +86,26 @@ type redactor struct {
 	root string
 }
 
-// newRedactor collects the values the key rule hides in the given
+// newRedactor collects the values the credential rule hides in the given
 // constants trees. Only constants are collected: they are what
-// substitution carries into other values; a hidden setup value such as
-// stdWrap's split.token is a delimiter that appears legitimately
-// elsewhere.
+// substitution carries into other values.
 func newRedactor(root string, trees ...*typoscript.Node) *redactor {
 	seen := map[string]bool{}
-	var walk func(n *typoscript.Node, hidden bool)
-	walk = func(n *typoscript.Node, hidden bool) {
+	var walk func(n *typoscript.Node, under credential.Strength)
+	walk = func(n *typoscript.Node, under credential.Strength) {
 		for _, c := range n.Children() {
-			h := hidden || sensitive(c.Name)
-			if h && c.HasValue {
+			s := below(under, c.Name)
+			if c.HasValue && s.Hides(c.Value) {
 				if v := strings.TrimSpace(c.Value); utf8.RuneCountInString(v) >= minSecretRunes {
 					seen[v] = true
 				}
 			}
-			walk(c, h)
+			walk(c, s)
 		}
 	}
 	for _, t := range trees {
 		if t != nil {
-			walk(t, false)
+			walk(t, credential.None)
 		}
 	}
 	r := &redactor{root: root}
@@ -288,12 +292,13 @@ type view struct {
 
 func newView(red *redactor) *view { return &view{red: red, w: lineWriter{max: maxLines}} }
 
-// valuePart is " = v", " =< target", " = [redacted]" or nothing.
-func (v *view) valuePart(n *typoscript.Node, hidden bool) string {
+// valuePart is " = v", " =< target", " = [redacted]" or nothing; s is
+// the credential rule for n's value (see below).
+func (v *view) valuePart(n *typoscript.Node, s credential.Strength) string {
 	switch {
 	case n.IsRef:
 		return " =< " + cut(oneLine(n.Ref), maxValueRunes)
-	case n.HasValue && hidden:
+	case n.HasValue && s.Hides(n.Value):
 		return " = " + redacted
 	case n.HasValue:
 		return " = " + v.red.value(n.Value)
@@ -309,7 +314,7 @@ func (v *view) top(root *typoscript.Node) {
 		if strings.Contains(s, ".") {
 			s = strings.ReplaceAll(s, ".", `\.`)
 		}
-		s = oneLine(s) + v.valuePart(c, sensitive(c.Name))
+		s = oneLine(s) + v.valuePart(c, credential.Name(c.Name))
 		var extra []string
 		if k := len(c.Children()); k > 0 {
 			extra = append(extra, fmt.Sprintf("+%d %s", k, plural(k, "child", "children")))
@@ -324,44 +329,45 @@ func (v *view) top(root *typoscript.Node) {
 	}
 }
 
-// lookup finds segs below root and whether a key on the way is
-// credential-like (everything below such a key is hidden).
-func lookup(root *typoscript.Node, segs []string) (*typoscript.Node, bool) {
-	n, hidden := root, false
-	for _, s := range segs {
-		if n = n.Child(s); n == nil {
-			return nil, false
+// lookup finds segs below root and the credential rule for its value
+// (see below).
+func lookup(root *typoscript.Node, segs []string) (*typoscript.Node, credential.Strength) {
+	n, s := root, credential.None
+	for _, seg := range segs {
+		if n = n.Child(seg); n == nil {
+			return nil, credential.None
 		}
-		hidden = hidden || sensitive(s)
+		s = below(s, seg)
 	}
-	return n, hidden
+	return n, s
 }
 
-// subtree shows a node's value and its subtree, two spaces per level.
-func (v *view) subtree(n *typoscript.Node, path string, hidden bool) {
-	if v.w.line(path+v.valuePart(n, hidden)) && (n.HasValue || n.IsRef) {
+// subtree shows a node's value and its subtree, two spaces per level; s
+// is the credential rule for n's value.
+func (v *view) subtree(n *typoscript.Node, path string, s credential.Strength) {
+	if v.w.line(path+v.valuePart(n, s)) && (n.HasValue || n.IsRef) {
 		v.src.add(n.Origin)
 	}
-	var walk func(n *typoscript.Node, depth int, hidden bool)
-	walk = func(n *typoscript.Node, depth int, hidden bool) {
+	var walk func(n *typoscript.Node, depth int, under credential.Strength)
+	walk = func(n *typoscript.Node, depth int, under credential.Strength) {
 		for _, c := range n.Children() {
 			if v.w.full() {
 				// Count what is left without rendering it.
 				v.w.omitted += count(c)
 				continue
 			}
-			h := hidden || sensitive(c.Name)
+			cs := below(under, c.Name)
 			name := c.Name
 			if strings.Contains(name, ".") {
 				name = strings.ReplaceAll(name, ".", `\.`)
 			}
-			if v.w.line(strings.Repeat("  ", depth)+oneLine(name)+v.valuePart(c, h)) && (c.HasValue || c.IsRef) {
+			if v.w.line(strings.Repeat("  ", depth)+oneLine(name)+v.valuePart(c, cs)) && (c.HasValue || c.IsRef) {
 				v.src.add(c.Origin)
 			}
-			walk(c, depth+1, h)
+			walk(c, depth+1, cs)
 		}
 	}
-	walk(n, 1, hidden)
+	walk(n, 1, s)
 }
 
 // deeper lists the paths of n's children that have children of their
@@ -378,11 +384,11 @@ func deeper(n *typoscript.Node, path string) []string {
 
 // flat shows every value at or below n as "full.path = value", the form
 // constants are referenced in ({$full.path}).
-func (v *view) flat(n *typoscript.Node, segs []string, hidden bool) {
-	var walk func(n *typoscript.Node, key string, hidden bool)
-	walk = func(n *typoscript.Node, key string, hidden bool) {
+func (v *view) flat(n *typoscript.Node, segs []string, s credential.Strength) {
+	var walk func(n *typoscript.Node, key string, s credential.Strength)
+	walk = func(n *typoscript.Node, key string, s credential.Strength) {
 		if n.HasValue || n.IsRef {
-			if v.w.line(oneLine(key) + v.valuePart(n, hidden)) {
+			if v.w.line(oneLine(key) + v.valuePart(n, s)) {
 				v.src.add(n.Origin)
 			}
 		}
@@ -391,10 +397,10 @@ func (v *view) flat(n *typoscript.Node, segs []string, hidden bool) {
 				v.w.omitted += countValues(c)
 				continue
 			}
-			walk(c, key+"."+strings.ReplaceAll(c.Name, ".", `\.`), hidden || sensitive(c.Name))
+			walk(c, key+"."+strings.ReplaceAll(c.Name, ".", `\.`), below(s, c.Name))
 		}
 	}
-	walk(n, joinPath(segs), hidden)
+	walk(n, joinPath(segs), s)
 }
 
 // count is the number of lines subtree rendering gives n and below.

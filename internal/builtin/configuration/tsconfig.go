@@ -18,7 +18,8 @@ func (t *getTSconfig) Spec() tool.Spec {
 			"top-level keys (mod, TCEFORM, TCEMAIN, TCAdefaults, RTE, …) with their child counts. With path (dotted, "+
 			"e.g. TCEFORM.tt_content, mod.web_layout.BackendLayouts): that subtree, two spaces per level, then where "+
 			"its values were set. At most 300 lines per answer and 500 characters per value, cuts are marked: ask "+
-			"again with a deeper path. Values of credential-like keys show as [redacted], URL passwords as ***. "+
+			"again with a deeper path. Credentials show as [redacted] (not flags "+
+			"whose names hold a credential word), URL passwords as ***. "+
 			"Overrides from a backend user's own user TSconfig (page.…) are not included. Use it to explain backend "+
 			"forms, defaults, permissions and page module settings of a page.",
 		`{"type":"object","properties":{`+pageUIDSchema+`,`+pathSchema+
@@ -58,13 +59,13 @@ func (t *getTSconfig) Execute(ctx context.Context, call tool.Call, args map[stri
 		b.WriteString(v.w.String())
 	} else {
 		segs := splitPath(path)
-		n, hidden := lookup(ts.Root, segs)
+		n, rule := lookup(ts.Root, segs)
 		if n == nil || len(segs) == 0 {
 			return tool.Errorf("The Page TSconfig of page %d has no object %s; call without path to see the top-level keys.",
 				uid, quoteArg(path)), nil
 		}
 		b.WriteString("\n")
-		v.subtree(n, joinPath(segs), hidden)
+		v.subtree(n, joinPath(segs), rule)
 		b.WriteString(v.w.String())
 		if v.w.omitted > 0 {
 			section(&b, "Deeper paths to ask for:", deeper(n, joinPath(segs)))

@@ -27,8 +27,9 @@ func (t *getTypoScript) Spec() tool.Spec {
 			"`key = value (+N children; set in file:line)`. With path (dotted, e.g. page.10, lib.contentElement, "+
 			"plugin.tx_felogin_login): setup shows that object and its subtree, two spaces per level, then where "+
 			"its values were set; constants show flat `a.b.c = value` lines, usable as {$a.b.c}. At most 300 lines "+
-			"per answer and 500 characters per value, cuts are marked: ask again with a deeper path. Values of "+
-			"credential-like keys (password, secret, token, apiKey, …) show as [redacted], URL passwords as ***. "+
+			"per answer and 500 characters per value, cuts are marked: ask again with a deeper path. "+
+			"Credentials (values of keys such as password, secret, apiKey; not flags such as showForgotPassword = 0) "+
+			"show as [redacted], URL passwords as ***. "+
 			"Conditions that need a live request (request, ip(), date, user, application context) are taken as "+
 			"false and listed; getEnv is not evaluated. Use it to see which TypoScript really applies on a page "+
 			"before explaining its rendering or suggesting a change; check_typoscript finds syntax errors.",
@@ -87,16 +88,16 @@ func (t *getTypoScript) Execute(ctx context.Context, call tool.Call, args map[st
 		b.WriteString(v.w.String())
 	} else {
 		segs := splitPath(path)
-		n, hidden := lookup(tree.Root, segs)
+		n, rule := lookup(tree.Root, segs)
 		if n == nil || len(segs) == 0 {
 			return tool.Errorf("The TypoScript %s of page %d has no object %s; call without path to see the top-level keys.",
 				typ, uid, quoteArg(path)), nil
 		}
 		b.WriteString("\n")
 		if typ == "constants" {
-			v.flat(n, segs, hidden)
+			v.flat(n, segs, rule)
 		} else {
-			v.subtree(n, joinPath(segs), hidden)
+			v.subtree(n, joinPath(segs), rule)
 		}
 		b.WriteString(v.w.String())
 		if v.w.omitted > 0 {
