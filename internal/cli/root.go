@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -54,6 +55,11 @@ func NewRootCommand(env Env) *cobra.Command {
 	if env.Stderr == nil {
 		env.Stderr = io.Discard
 	}
+	// Log lines come from workers' goroutines while the command prints its
+	// own lines; one lock per stream keeps every write whole, whatever
+	// writer the caller passed.
+	env.Stdout = &lockedWriter{w: env.Stdout}
+	env.Stderr = &lockedWriter{w: env.Stderr}
 	a := &app{env: env}
 	root := &cobra.Command{
 		Use:           "t3agent",
@@ -197,4 +203,16 @@ func (a *app) versionCommand() *cobra.Command {
 			return err
 		},
 	}
+}
+
+// lockedWriter serialises the writes to one stream.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
