@@ -1,14 +1,59 @@
-// Package readpolicy is the one read policy every record and schema tool
-// goes through (SPEC §4). It answers three questions:
+// Package readpolicy is the one read policy every record, page and schema
+// tool goes through (SPEC §4). It answers four questions:
 //
 //   - may this user read this table at all (CanReadTable)?
 //   - which of its columns may appear anywhere (IsCredentialColumn)?
-//   - may this user see this row (RowFilter, applied after the query)?
+//   - may this user see this page (RowFilter.PageVisible)?
+//   - may this user see this row (RowFilter.Allow, applied after the query)?
 //
 // The column helpers (SearchColumns, LabelColumns, IsReadableColumn,
 // IsCredentialField) give the record tools their column lists with the
 // credential fields already removed, and RecordRestrictions and
 // PageContentRestrictions the query restrictions of SPEC §4.
+//
+// # The page decision
+//
+// Every tool that shows a page or a record stored on a page asks
+// RowFilter.PageVisible, so get_page_content, get_page_tree,
+// search_records, read_records and get_record_history agree on every
+// page: a page shows through get_page_content exactly when the records on
+// it (that pass their own restrictions) show through the record tools.
+// A page is visible when
+//
+//  1. there is an acting user and the pages table is readable for them
+//     (CanReadTable: tables_select for non-admins);
+//  2. the page exists, is not deleted and is the live version (workspace
+//     0), as for every record;
+//  3. for admins, nothing more: like TYPO3's backend, they see hidden and
+//     timed pages (the page tools mark them);
+//  4. for everyone else, what TYPO3 itself decides for the backend plus
+//     what the live site shows, since SPEC §4 gives non-admins the default
+//     restrictions:
+//     - readPageAccess: the page passes the PAGE_SHOW perms clause (owner,
+//     group and everybody bits) and lies in one of the user's DB mounts
+//     through pages that pass it too (typo3.PageAccess.CanShow, which maps
+//     a translation to its default-language page for the mount);
+//     - the page's language is one the user may access
+//     (allowed_languages);
+//     - the page passes the default restrictions itself: not hidden,
+//     starttime reached, endtime not passed (a translation's
+//     default-language page too, since the live site shows a translation
+//     in its place);
+//     - no ancestor with extendToSubpages is hidden or out of its time
+//     window, which hides the whole subtree on the live site.
+//
+// Doktype decides nothing: folders hold the records plugins show, and
+// TYPO3's pagetypes_select limits which page types a user may create, not
+// which pages they see. Whether the records of a table are readable is the
+// table's own question (CanReadTable), which get_page_content asks for
+// tt_content as well as pages (SPEC §4 rule 6).
+//
+// Why non-admins lose the records of hidden and timed pages although
+// TYPO3's backend shows such pages to editors: the record tools give
+// non-admins only what the live site shows (hidden, timed rows are
+// filtered), and content on a page the live site does not show is not
+// shown there either. Deciding the page one way for get_page_content and
+// another for the records on it was what let tools disagree.
 //
 // The sensitive tables and the credential-column patterns are fixed in code
 // and are not configurable. Denials use one neutral sentence that never

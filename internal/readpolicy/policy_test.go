@@ -296,6 +296,12 @@ func TestRowFilter(t *testing.T) {
 			}{
 				{"admin", "tt_content", readpolicy.Row{UID: 1, PID: 6}, true},
 				{"admin", "tt_content", readpolicy.Row{UID: 99, PID: 0}, true},
+				// Admins see hidden and timed pages, not deleted ones.
+				{"admin", "tt_content", readpolicy.Row{UID: 1, PID: 7}, true},
+				{"admin", "tt_content", readpolicy.Row{UID: 1, PID: 8}, true},
+				{"admin", "tt_content", readpolicy.Row{UID: 1, PID: 11}, false},
+				{"admin", "pages", readpolicy.Row{UID: 11, PID: 5}, false},
+				{"admin", "tt_content", readpolicy.Row{UID: 1, PID: 999999}, false},
 				{"admin", "pages", readpolicy.Row{UID: 9, PID: 5}, true},
 				{"admin", "sys_history", readpolicy.Row{UID: 1, PID: 6}, false},
 				{"admin", "be_users", readpolicy.Row{UID: 1, PID: 0}, false},
@@ -308,7 +314,11 @@ func TestRowFilter(t *testing.T) {
 				{"editor", "tt_content", readpolicy.Row{UID: 1, PID: 11}, false},
 				{"editor", "tt_content", readpolicy.Row{UID: 1, PID: 13}, false},
 				{"editor", "pages", readpolicy.Row{UID: 6, PID: 5}, true},
-				{"editor", "pages", readpolicy.Row{UID: 7, PID: 5}, true},
+				// Hidden 7, future 8 and expired 12 are not on the live site.
+				{"editor", "pages", readpolicy.Row{UID: 7, PID: 5}, false},
+				{"editor", "tt_content", readpolicy.Row{UID: 1, PID: 7}, false},
+				{"editor", "tt_content", readpolicy.Row{UID: 1, PID: 8}, false},
+				{"editor", "tt_content", readpolicy.Row{UID: 1, PID: 12}, false},
 				{"editor", "pages", readpolicy.Row{UID: 9, PID: 5}, false},
 				{"editor", "pages", readpolicy.Row{UID: 23, PID: 1, Language: 1}, false},
 				{"editor", "sys_category", readpolicy.Row{UID: 1, PID: 16}, false},
@@ -336,13 +346,91 @@ func TestRowFilter(t *testing.T) {
 			if f.User() != e.users["editor"] || !f.CanAccessLanguage(0) || f.CanAccessLanguage(1) {
 				t.Error("editor: language 0 only")
 			}
-			if ok, err := f.CanShowPage(ctx, 5); err != nil || !ok {
-				t.Errorf("editor CanShowPage(5) = %v, %v", ok, err)
+			if ok, err := f.PageVisible(ctx, 5); err != nil || !ok {
+				t.Errorf("editor PageVisible(5) = %v, %v", ok, err)
 			}
 			none := readpolicy.NewRowFilter(e.site, p, nil)
 			if none.CanAccessLanguage(0) {
 				t.Error("no user may access any language")
 			}
+		})
+	}
+}
+
+// TestPageVisible checks the page decision's live-site rules on changed
+// demo data, on every database: a hidden page hides its subpages only
+// with extendToSubpages, a translation needs its default-language page,
+// workspace versions and a user without the pages table see nothing.
+func TestPageVisible(t *testing.T) {
+	t.Parallel()
+	for _, d := range []typo3.Dialect{typo3.DialectSQLite, typo3.DialectMySQL, typo3.DialectPostgres} {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			tc := demoTCA()
+			s := demotest.New(t, d)
+			ctx := context.Background()
+			rw, err := typo3.Open(ctx, s.DSN, typo3.OpenParams{Writable: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rw.Close()
+			exec := func(q string, args ...any) {
+				t.Helper()
+				if _, err := rw.SQL.ExecContext(ctx, q, args...); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			site, err := typo3.NewSite(typo3.SiteParams{DB: s.Open(t), TCA: tc, Now: fixedNow})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := readpolicy.New(tc)
+			load := func(name string) *typo3.BackendUser {
+				u, err := site.BackendUserByName(ctx, name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return u
+			}
+			admin, intern := load("admin"), load("intern")
+			noPages := *intern
+			noPages.TablesSelect = slices.DeleteFunc(slices.Clone(intern.TablesSelect), func(s string) bool { return s == "pages" })
+			check := func(step string, u *typo3.BackendUser, want map[int64]bool) {
+				t.Helper()
+				f := readpolicy.NewRowFilter(site, p, u)
+				for uid, w := range want {
+					got, err := f.PageVisible(ctx, uid)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got != w {
+						t.Errorf("%s: user %d PageVisible(%d) = %v, want %v", step, u.UID, uid, got, w)
+					}
+				}
+			}
+			// News 13 with News 2026 14, its filler 28 and the German 25.
+			check("as built", intern, map[int64]bool{13: true, 14: true, 28: true, 25: true, 0: false, -1: false})
+			check("no pages table", &noPages, map[int64]bool{13: false, 14: false})
+
+			exec("UPDATE pages SET hidden = 1 WHERE uid = 14")
+			check("14 hidden", intern, map[int64]bool{13: true, 14: false, 28: true})
+			check("14 hidden", admin, map[int64]bool{14: true, 28: true})
+			exec("UPDATE pages SET " + rw.MustQuote("extendToSubpages") + " = 1 WHERE uid = 14")
+			check("14 hidden for its subpages", intern, map[int64]bool{13: true, 14: false, 28: false})
+			check("14 hidden for its subpages", admin, map[int64]bool{14: true, 28: true})
+			a := rw.NewArgs()
+			exec("UPDATE pages SET hidden = 0, starttime = "+a.Add(fixedNow().Unix()+3600)+" WHERE uid = 14", a.Values()...)
+			check("14 starts later for its subpages", intern, map[int64]bool{14: false, 28: false})
+			a = rw.NewArgs()
+			exec("UPDATE pages SET starttime = 0, endtime = "+a.Add(fixedNow().Unix()+3600)+" WHERE uid = 14", a.Values()...)
+			check("14 ends later", intern, map[int64]bool{14: true, 28: true})
+
+			exec("UPDATE pages SET hidden = 1 WHERE uid = 13")
+			check("13 hidden", intern, map[int64]bool{13: false, 25: false, 14: true})
+
+			exec("UPDATE pages SET t3ver_wsid = 1, t3ver_oid = 14 WHERE uid = 28")
+			check("28 a workspace version", intern, map[int64]bool{28: false})
+			check("28 a workspace version", admin, map[int64]bool{28: false})
 		})
 	}
 }

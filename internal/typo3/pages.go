@@ -46,6 +46,9 @@ type Page struct {
 	StartTime  int64
 	EndTime    int64
 	Editlock   bool
+	// ExtendToSubpages carries hidden, starttime and endtime down to
+	// every page below on the live site.
+	ExtendToSubpages bool
 
 	PermsUserID    int64
 	PermsGroupID   int64
@@ -106,15 +109,15 @@ func (s *Site) loadPage(ctx context.Context, uid int64) (*Page, error) {
 		return nil, err
 	}
 	q := `SELECT ` + quoteList(db, "uid", "pid", "title", "doktype", "is_siteroot", "hidden", "nav_hide",
-		"starttime", "endtime", "editlock", "perms_userid", "perms_groupid", "perms_user", "perms_group",
+		"starttime", "endtime", "editlock", "extendToSubpages", "perms_userid", "perms_groupid", "perms_user", "perms_group",
 		"perms_everybody") + `, ` + lang + `, ` + parent + `, ` + quoteList(db, "t3ver_oid", "t3ver_wsid", "t3ver_state") +
 		` FROM ` + db.MustQuote("pages") + ` WHERE ` + db.MustQuote("pages") + `.` + db.MustQuote("uid") + ` = ` + a.Add(uid) +
 		` AND ` + notDeleted
 	var p Page
 	var title sql.NullString
-	var siteRoot, hidden, navHide, editlock int
+	var siteRoot, hidden, navHide, editlock, extend int
 	err = db.SQL.QueryRowContext(ctx, q, a.Values()...).Scan(&p.UID, &p.PID, &title, &p.Doktype, &siteRoot, &hidden,
-		&navHide, &p.StartTime, &p.EndTime, &editlock, &p.PermsUserID, &p.PermsGroupID, &p.PermsUser, &p.PermsGroup,
+		&navHide, &p.StartTime, &p.EndTime, &editlock, &extend, &p.PermsUserID, &p.PermsGroupID, &p.PermsUser, &p.PermsGroup,
 		&p.PermsEverybody, &p.SysLanguageUID, &p.L10nParent, &p.T3verOID, &p.T3verWSID, &p.T3verState)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -124,7 +127,22 @@ func (s *Site) loadPage(ctx context.Context, uid int64) (*Page, error) {
 	}
 	p.Title = title.String
 	p.IsSiteRoot, p.Hidden, p.NavHide, p.Editlock = siteRoot != 0, hidden != 0, navHide != 0, editlock != 0
+	p.ExtendToSubpages = extend != 0
 	return &p, nil
+}
+
+// Enabled reports whether the page passes the enable-field restrictions
+// at now (Unix seconds), as Site.Restrict's hidden, starttime and endtime
+// conditions would: not hidden, started, and not ended.
+func (p *Page) Enabled(now int64) bool {
+	return !p.Hidden && p.StartTime <= now && (p.EndTime == 0 || p.EndTime > now)
+}
+
+// IsLive reports whether the page row is the live version, as
+// RestrictLiveWorkspace decides: workspace 0 and not an old archived
+// version.
+func (p *Page) IsLive() bool {
+	return p.T3verWSID == 0 && (p.T3verOID == 0 || p.T3verState == 4)
 }
 
 // Rootline returns the pages from the tree root down to uid: element 0 is

@@ -15,11 +15,16 @@ import (
 )
 
 // oracle answers "may this user see this row?" from plain SQL over the
-// pages table and the rules of SPEC §4, independently of the code under
-// test: the row's page must pass PAGE_SHOW (perms bits) and lie below one
-// of the user's DB mounts through pages that pass it too; a translated
-// page counts as its default-language page for the mount; pid 0 fails for
-// non-pages tables; the row's language must be allowed.
+// pages table and the page decision of package readpolicy, independently
+// of the code under test. The row's page must exist, not be deleted and be
+// live; admins need nothing more (and see root-level rows, pid 0). For
+// everyone else the page must pass PAGE_SHOW (perms bits) and lie below
+// one of the user's DB mounts through pages that pass it too (a translated
+// page counts as its default-language page for the mount); it must be
+// enabled at the site clock (not hidden, started, not ended), and so must
+// its default-language page and every ancestor with extendToSubpages; its
+// language and the row's must be allowed; pid 0 fails for non-pages
+// tables.
 type oracle struct {
 	pages map[int64]oraclePage
 	// lang and pid hold sys_language_uid and pid of pages and tt_content
@@ -30,6 +35,7 @@ type oracle struct {
 
 type oraclePage struct {
 	pid, deleted                                    int64
+	hidden, start, end, extend, wsid, oid           int64
 	permsUserID, permsGroupID                       int64
 	permsUser, permsGroup, permsEverybody, language int64
 	l10nParent                                      int64
@@ -39,7 +45,8 @@ func newOracle(t testing.TB, db *typo3.DB) *oracle {
 	t.Helper()
 	o := &oracle{pages: map[int64]oraclePage{}, lang: map[string]int64{}, pid: map[string]int64{}}
 	rows, err := db.SQL.QueryContext(context.Background(), `SELECT uid, pid, deleted, perms_userid, perms_groupid,
-		perms_user, perms_group, perms_everybody, sys_language_uid, l10n_parent FROM pages`)
+		perms_user, perms_group, perms_everybody, sys_language_uid, l10n_parent, hidden, starttime, endtime, `+
+		db.MustQuote("extendToSubpages")+`, t3ver_wsid, t3ver_oid FROM pages`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +55,7 @@ func newOracle(t testing.TB, db *typo3.DB) *oracle {
 		var uid int64
 		var p oraclePage
 		if err := rows.Scan(&uid, &p.pid, &p.deleted, &p.permsUserID, &p.permsGroupID, &p.permsUser, &p.permsGroup,
-			&p.permsEverybody, &p.language, &p.l10nParent); err != nil {
+			&p.permsEverybody, &p.language, &p.l10nParent, &p.hidden, &p.start, &p.end, &p.extend, &p.wsid, &p.oid); err != nil {
 			t.Fatal(err)
 		}
 		o.pages[uid] = p
@@ -97,20 +104,44 @@ func (o *oracle) showsPerms(u *typo3.BackendUser, p oraclePage) bool {
 		(slices.Contains(u.GroupUIDs, p.permsGroupID) && p.permsGroup&1 == 1)
 }
 
+// enabled: does the live site show page p at the fixed clock, as far as
+// its own enable fields go?
+func (p oraclePage) enabled() bool {
+	now := fixedNow().Unix()
+	return p.hidden == 0 && p.start <= now && (p.end == 0 || p.end > now)
+}
+
 // showable: may u see page uid?
 func (o *oracle) showable(u *typo3.BackendUser, uid int64) bool {
-	if u == nil {
+	if u == nil || !u.CanSelectTable("pages") {
 		return false
 	}
 	p, ok := o.pages[uid]
-	if !ok || p.deleted != 0 {
+	if !ok || p.deleted != 0 || p.wsid != 0 || p.oid != 0 {
 		return false
 	}
 	if u.Admin {
 		return true
 	}
-	if !o.showsPerms(u, p) {
+	if !o.showsPerms(u, p) || !p.enabled() || !u.CanAccessLanguage(int(p.language)) {
 		return false
+	}
+	base := uid
+	if p.language != 0 && p.l10nParent != 0 {
+		base = p.l10nParent
+		if b, ok := o.pages[base]; !ok || b.deleted != 0 || !b.enabled() {
+			return false
+		}
+	}
+	for id, depth := o.pages[base].pid, 0; id != 0 && depth < 100; depth++ {
+		a, ok := o.pages[id]
+		if !ok || a.deleted != 0 {
+			break
+		}
+		if a.extend != 0 && !a.enabled() {
+			return false
+		}
+		id = a.pid
 	}
 	id := uid
 	if p.language != 0 && p.l10nParent != 0 {
@@ -129,18 +160,19 @@ func (o *oracle) showable(u *typo3.BackendUser, uid int64) bool {
 	return false
 }
 
-// visible: may u see row uid of table stored on pid? Admins see every
-// row the tools return; the language rule is checked where the oracle
-// knows the row's language.
+// visible: may u see row uid of table stored on pid? The language rule
+// is checked where the oracle knows the row's language.
 func (o *oracle) visible(u *typo3.BackendUser, table string, uid, pid int64) bool {
 	if u == nil {
 		return false
 	}
-	if u.Admin {
+	if u.Admin && table != "pages" && pid == 0 {
 		return true
 	}
-	if lang, ok := o.lang[table+":"+strconv.FormatInt(uid, 10)]; ok && !u.CanAccessLanguage(int(lang)) {
-		return false
+	if !u.Admin {
+		if lang, ok := o.lang[table+":"+strconv.FormatInt(uid, 10)]; ok && !u.CanAccessLanguage(int(lang)) {
+			return false
+		}
 	}
 	page := pid
 	if table == "pages" {

@@ -62,20 +62,23 @@ func (t *getPageContent) Execute(ctx context.Context, call tool.Call, args map[s
 	if !rf.CanAccessLanguage(lang) {
 		return denied, nil
 	}
-	restr := readpolicy.PageContentRestrictions(user)
-
-	page, err := t.page(ctx, uid, restr)
-	if err != nil {
-		return tool.Result{}, fmt.Errorf("get_page_content page %d: %w", uid, err)
-	}
-	if page == nil {
-		return denied, nil
-	}
-	ok, err := rf.Allow(ctx, "pages", readpolicy.Row{UID: uid, PID: page.pid, Language: page.lang})
+	// The one page decision, which the record tools ask about every row's
+	// page too.
+	ok, err := rf.PageVisible(ctx, uid)
 	if err != nil {
 		return tool.Result{}, err
 	}
 	if !ok {
+		return denied, nil
+	}
+	restr := readpolicy.PageContentRestrictions(user)
+	// The decision has passed the page; its row is read for display only,
+	// hidden and timed pages included (admins see them, marked).
+	page, err := t.page(ctx, uid)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("get_page_content page %d: %w", uid, err)
+	}
+	if page == nil {
 		return denied, nil
 	}
 
@@ -146,7 +149,6 @@ func orNone(s, none string) string {
 }
 
 type pageRow struct {
-	pid, lang   int64
 	title, slug string
 	doktype     int64
 	vis         visibility
@@ -177,12 +179,14 @@ func (t *getPageContent) enableColumns(ctx context.Context, a *typo3.Args, table
 	return out, nil
 }
 
-func (t *getPageContent) page(ctx context.Context, uid int64, restr typo3.Restriction) (*pageRow, error) {
+// page reads the row of page uid for display, hidden and timed pages
+// included: whether it may be shown is PageVisible's question.
+func (t *getPageContent) page(ctx context.Context, uid int64) (*pageRow, error) {
 	db := t.site.DB
 	a := db.NewArgs()
 	sel := []string{}
 	for _, c := range []struct{ col, fallback string }{
-		{"pid", "0"}, {t.policy.LanguageField("pages"), "0"}, {"title", "''"}, {"slug", "''"}, {"doktype", "0"},
+		{"title", "''"}, {"slug", "''"}, {"doktype", "0"},
 	} {
 		s, err := t.optional(ctx, a, "pages", c.col, c.fallback)
 		if err != nil {
@@ -195,7 +199,7 @@ func (t *getPageContent) page(ctx context.Context, uid int64, restr typo3.Restri
 		return nil, err
 	}
 	sel = append(sel, ec...)
-	restrict, err := t.site.Restrict(a, "pages", "", restr)
+	restrict, err := t.site.Restrict(a, "pages", "", typo3.RestrictDeleted|typo3.RestrictLiveWorkspace)
 	if err != nil {
 		return nil, err
 	}
@@ -209,8 +213,8 @@ func (t *getPageContent) page(ctx context.Context, uid int64, restr typo3.Restri
 	}
 	r := rows[0]
 	return &pageRow{
-		pid: r[0].int(), lang: r[1].int(), title: r[2].s, slug: r[3].s, doktype: r[4].int(),
-		vis: visibility{hidden: r[5].int() != 0, start: r[6].int(), end: r[7].int(), now: t.site.Now().Unix()},
+		title: r[0].s, slug: r[1].s, doktype: r[2].int(),
+		vis: visibility{hidden: r[3].int() != 0, start: r[4].int(), end: r[5].int(), now: t.site.Now().Unix()},
 	}, nil
 }
 

@@ -26,8 +26,10 @@ type pageTree struct{ env }
 func (t *pageTree) Spec() tool.Spec {
 	return spec("get_page_tree", tool.GroupStructure,
 		"The TYPO3 page tree below a page, indented two spaces per level, one line per page: "+
-			"`[uid] title (doktype d)`. Only visible default-language pages of the live workspace (not hidden, "+
-			"not deleted, within start/end time), in backend sorting order; at most 200 pages. rootUid 0 (default) "+
+			"`[uid] title (doktype d)`. Default-language pages of the live workspace that you may see, in backend "+
+			"sorting order; at most 200 pages. Editors see only pages the live site shows (not hidden, within "+
+			"start/end time); admins also see hidden and timed pages, marked [hidden], [not yet visible] or [expired]."+
+			" A page you may not see hides the pages below it. rootUid 0 (default) "+
 			"starts at the top; for editors it starts at their web mounts. depth counts levels below the root "+
 			"(default 3, at most 5). Doktypes: 1 standard, 3 link, 4 shortcut, 7 mount point, 199 spacer, "+
 			"254 folder, 255 recycler. Use it to find page uids for get_page_content and other tools.",
@@ -39,16 +41,21 @@ func (t *pageTree) Spec() tool.Spec {
 
 // treeNode is one listed page.
 type treeNode struct {
-	uid     int64
-	title   string
-	doktype int
+	uid        int64
+	title      string
+	doktype    int
+	hidden     bool
+	start, end int64
 }
 
 // treeWalk holds the state of one call.
 type treeWalk struct {
 	t      *pageTree
 	access *typo3.PageAccess
+	// filter holds the page decision every page tool shares.
+	filter *readpolicy.RowFilter
 	user   *typo3.BackendUser
+	now    int64
 	b      strings.Builder
 	nodes  int
 	cut    bool
@@ -71,7 +78,8 @@ func (t *pageTree) Execute(ctx context.Context, call tool.Call, args map[string]
 	}
 	depth = min(max(depth, 1), maxTreeDepth)
 
-	w := &treeWalk{t: t, access: typo3.NewPageAccess(t.site, call.Actor), user: call.Actor}
+	w := &treeWalk{t: t, access: typo3.NewPageAccess(t.site, call.Actor), user: call.Actor,
+		filter: readpolicy.NewRowFilter(t.site, t.policy, call.Actor), now: t.site.Now().Unix()}
 	var head string
 	switch {
 	case root > 0:
@@ -82,9 +90,10 @@ func (t *pageTree) Execute(ctx context.Context, call tool.Call, args map[string]
 		if err != nil {
 			return tool.Result{}, err
 		}
-		// Non-admins: CanShow is readPageAccess, the PAGE_SHOW bits and the
-		// web mount, stricter than the reference's clause-only check.
-		if ok, err := w.access.CanShow(ctx, root); err != nil {
+		// The page decision of every page tool: for non-admins
+		// readPageAccess (PAGE_SHOW bits and web mount, stricter than the
+		// reference's clause-only check) and the live site's visibility.
+		if ok, err := w.filter.PageVisible(ctx, root); err != nil {
 			return tool.Result{}, err
 		} else if !ok {
 			return tool.Errorf("%s", readpolicy.DeniedPage), nil
@@ -118,7 +127,24 @@ func (t *pageTree) Execute(ctx context.Context, call tool.Call, args map[string]
 
 func (w *treeWalk) write(level int, n treeNode) {
 	w.nodes++
-	fmt.Fprintf(&w.b, "%s[%d] %s (doktype %d)\n", strings.Repeat("  ", level), n.uid, clean(n.title, maxTitleLength), n.doktype)
+	fmt.Fprintf(&w.b, "%s[%d] %s (doktype %d)%s\n", strings.Repeat("  ", level), n.uid, clean(n.title, maxTitleLength),
+		n.doktype, w.marks(n))
+}
+
+// marks tells an admin why the live site does not show a page; nobody
+// else is shown such pages.
+func (w *treeWalk) marks(n treeNode) string {
+	var m string
+	if n.hidden {
+		m += " [hidden]"
+	}
+	if n.start > w.now {
+		m += " [not yet visible]"
+	}
+	if n.end != 0 && n.end <= w.now {
+		m += " [expired]"
+	}
+	return m
 }
 
 // children lists the subpages of parent at level, then recurses while
@@ -137,7 +163,7 @@ func (w *treeWalk) children(ctx context.Context, parent int64, level, depth int)
 			w.cut = true
 			return nil
 		}
-		ok, err := w.access.CanShow(ctx, n.uid)
+		ok, err := w.filter.PageVisible(ctx, n.uid)
 		if err != nil {
 			return err
 		}
@@ -194,7 +220,7 @@ func (w *treeWalk) mounts(ctx context.Context, depth int) error {
 			w.cut = true
 			return nil
 		}
-		ok, err := w.access.CanShow(ctx, m)
+		ok, err := w.filter.PageVisible(ctx, m)
 		if err != nil {
 			return err
 		}
@@ -209,10 +235,10 @@ func (w *treeWalk) mounts(ctx context.Context, depth int) error {
 	return nil
 }
 
-// query reads visible default-language live pages: the children of
-// parent, or (parent < 0) the pages uids. Non-admins get the PAGE_SHOW
-// perms clause in SQL, so the limit counts pages they may see; CanShow
-// still confirms every row.
+// query reads default-language live pages: the children of parent, or
+// (parent < 0) the pages uids. PageContentRestrictions and, for
+// non-admins, the PAGE_SHOW perms clause prefilter in SQL, so the limit
+// counts pages they may see; PageVisible still decides every row.
 func (w *treeWalk) query(ctx context.Context, parent int64, uids []int64, limit int) ([]treeNode, error) {
 	site := w.t.site
 	db := site.DB
@@ -235,15 +261,28 @@ func (w *treeWalk) query(ctx context.Context, parent int64, uids []int64, limit 
 	}
 	pages := db.MustQuote("pages")
 	a := db.NewArgs()
+	var enable []string
+	ec := tab.Ctrl.EnableColumns
+	for _, c := range []string{ec.Disabled, ec.StartTime, ec.EndTime} {
+		if c == "" {
+			enable = append(enable, "0")
+			continue
+		}
+		q, err := db.QuoteIdent(c)
+		if err != nil {
+			return nil, err
+		}
+		enable = append(enable, pages+"."+q)
+	}
 	q := "SELECT " + pages + "." + db.MustQuote("uid") + ", " + pages + "." + db.MustQuote("title") + ", " +
-		pages + "." + db.MustQuote("doktype") + " FROM " + pages + " WHERE "
+		pages + "." + db.MustQuote("doktype") + ", " + strings.Join(enable, ", ") + " FROM " + pages + " WHERE "
 	if parent >= 0 {
 		q += pages + "." + db.MustQuote("pid") + " = " + a.Add(parent)
 	} else {
 		q += pages + "." + db.MustQuote("uid") + " IN (" + a.AddInts(uids) + ")"
 	}
 	q += " AND " + pages + "." + lang + " = " + a.Add(0)
-	restrict, err := site.Restrict(a, "pages", "", typo3.RestrictLive)
+	restrict, err := site.Restrict(a, "pages", "", readpolicy.PageContentRestrictions(w.user))
 	if err != nil {
 		return nil, err
 	}
@@ -262,10 +301,11 @@ func (w *treeWalk) query(ctx context.Context, parent int64, uids []int64, limit 
 	for rows.Next() {
 		var n treeNode
 		var title sql.NullString
-		if err := rows.Scan(&n.uid, &title, &n.doktype); err != nil {
+		var hidden int
+		if err := rows.Scan(&n.uid, &title, &n.doktype, &hidden, &n.start, &n.end); err != nil {
 			return nil, fmt.Errorf("read the page tree: %w", err)
 		}
-		n.title = title.String
+		n.title, n.hidden = title.String, hidden != 0
 		out = append(out, n)
 	}
 	if err := rows.Err(); err != nil {

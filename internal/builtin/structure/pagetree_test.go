@@ -12,7 +12,7 @@ import (
 	"github.com/t3agent/t3agent/internal/typo3"
 )
 
-var treeLine = regexp.MustCompile(`^( *)\[(\d+)\] .* \(doktype \d+\)$`)
+var treeLine = regexp.MustCompile(`^( *)\[(\d+)\] .* \(doktype \d+\)( \[(hidden|not yet visible|expired)\])*$`)
 
 // treeUIDs reads the page uids of a get_page_tree answer, checking every
 // line's shape and that indentation grows by at most one level.
@@ -52,7 +52,8 @@ func TestPageTreeDemo(t *testing.T) {
 			admin := f.ok("admin", "get_page_tree", `{"depth":2}`)
 			golden(t, "demo_page_tree_admin", admin)
 			uids := treeUIDs(t, admin)
-			// Hidden 7, future 8, deleted 11, expired 12, translations 21–25.
+			// Deleted 11, translations 21–25; hidden 7, future 8 and
+			// expired 12 are a level deeper.
 			for _, never := range []int64{7, 8, 11, 12, 21, 22, 23, 24, 25} {
 				if slices.Contains(uids, never) {
 					t.Errorf("admin tree shows page %d", never)
@@ -65,6 +66,20 @@ func TestPageTreeDemo(t *testing.T) {
 			}
 			if got := f.ok("admin", "get_page_tree", `{"rootUid":0,"depth":2}`); got != admin {
 				t.Error("explicit defaults differ from implicit ones")
+			}
+
+			// Admins see hidden and timed pages, marked as get_page_content
+			// marks them; editors do not see them at all.
+			below5 := f.ok("admin", "get_page_tree", `{"rootUid":5,"depth":1}`)
+			for _, want := range []string{"\n[7] Product B (doktype 1) [hidden]\n", "\n[8] Product C (doktype 1) [not yet visible]\n",
+				"\n[12] Seasonal offer (doktype 1) [expired]"} {
+				if !strings.Contains(below5, want) {
+					t.Errorf("admin below 5 lacks %q:\n%s", want, below5)
+				}
+			}
+			if eu := treeUIDs(t, f.ok("editor", "get_page_tree", `{"rootUid":5,"depth":1}`)); slices.Contains(eu, 7) ||
+				slices.Contains(eu, 8) || slices.Contains(eu, 12) || !slices.Contains(eu, 6) {
+				t.Errorf("editor below 5: %v", eu)
 			}
 
 			// The editor's web mount is page 5; 9 (Management's group) and
@@ -97,8 +112,7 @@ func TestPageTreeDemo(t *testing.T) {
 					t.Errorf("admin rootUid %d: %q", root, got)
 				}
 			}
-			// A hidden page may be a root (backend permissions), but shows
-			// only visible children.
+			// An admin may start at a hidden page.
 			if got := f.ok("admin", "get_page_tree", `{"rootUid":7}`); got != "Pages below [7] Product B, depth 3:\nNo visible pages." {
 				t.Errorf("hidden root: %q", got)
 			}

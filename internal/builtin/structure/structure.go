@@ -9,11 +9,14 @@
 // tables_select, and credential-like columns are named but never
 // described. Denials use the policy's neutral sentences.
 //
-// get_page_tree checks every listed page with PageAccess.CanShow, TYPO3's
-// readPageAccess: the PAGE_SHOW bits and the user's web mounts. The
-// reference only applied the perms clause, which shows an editor pages
-// outside their mounts. For the same reason an editor's tree at rootUid 0
-// starts at their web mounts, as TYPO3's page tree does.
+// get_page_tree lists a page exactly when the read policy's page decision
+// (readpolicy.RowFilter.PageVisible) grants it, the decision
+// get_page_content and the record tools ask too: for non-admins TYPO3's
+// readPageAccess (the PAGE_SHOW bits and the user's web mounts) and the
+// live site's visibility; admins also see hidden and timed pages, marked.
+// The reference only applied the perms clause, which shows an editor
+// pages outside their mounts. For the same reason an editor's tree at
+// rootUid 0 starts at their web mounts, as TYPO3's page tree does.
 //
 // Titles and labels come from the TCA and, for LLL: references, from the
 // extension's XLF file when the installation folder holds it; otherwise
