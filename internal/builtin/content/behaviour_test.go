@@ -472,3 +472,39 @@ func liveWindow(t testing.TB, e *env, table string, limit, offset int) [][2]int6
 	}
 	return out
 }
+
+// TestReadRecordsMoreAfterFilter: when the query fills its limit and the
+// row filter leaves nothing, read_records says more may follow and where,
+// instead of "no records match", which would end the model's paging.
+func TestReadRecordsMoreAfterFilter(t *testing.T) {
+	t.Parallel()
+	e := plantedEnv(t, typo3.DialectSQLite)
+	o := newOracle(t, e.rw)
+	intern := e.users["intern"]
+	// The first window of live content in which the intern may see
+	// nothing, though the table goes on.
+	const limit = 3
+	off := -1
+	for w := 0; w < 300 && off < 0; w += limit {
+		rows := liveWindow(t, e, "tt_content", limit, w)
+		if len(rows) < limit || len(liveWindow(t, e, "tt_content", 1, w+limit)) == 0 {
+			break
+		}
+		if !slices.ContainsFunc(rows, func(r [2]int64) bool { return o.visible(intern, "tt_content", r[0], r[1]) }) {
+			off = w
+		}
+	}
+	if off < 0 {
+		t.Fatal("no window of live content is invisible to the intern; the demo changed")
+	}
+	res := e.call(t, "intern", "read_records", map[string]any{"table": "tt_content", "limit": limit, "offset": off})
+	want := fmt.Sprintf("more may follow at offset %d.", off+limit)
+	if res.IsError || len(res.Artifacts) != 0 || !strings.HasSuffix(res.Content, want) {
+		t.Errorf("intern at offset %d: %q, want it to end %q", off, res.Content, want)
+	}
+	// The last window, filtered or not, has nothing after it.
+	last := e.call(t, "intern", "read_records", map[string]any{"table": "tt_content", "limit": 50, "offset": 10000})
+	if strings.Contains(last.Content, "more may follow") {
+		t.Errorf("past the end: %q", last.Content)
+	}
+}

@@ -156,7 +156,14 @@ func (t *readRecords) Execute(ctx context.Context, call tool.Call, args map[stri
 		lines = append(lines, rec...)
 		art.Rows = append(art.Rows, cells)
 	}
+	full := len(rows) == int(limit)
 	if len(art.Rows) == 0 {
+		if full {
+			// The query was full and the filter left nothing: what lies
+			// beyond the limit is unknown, not absent.
+			return tool.Text(fmt.Sprintf("No readable records in %s at offset %d to %d; more may follow at offset %d.",
+				table, offset, offset+limit-1, offset+limit)), nil
+		}
 		return tool.Text(fmt.Sprintf("No readable records in %s match (offset %d).", table, offset)), nil
 	}
 	head := fmt.Sprintf("%d record(s) from %s (offset %d, limit %d):", len(art.Rows), table, offset, limit)
@@ -164,7 +171,7 @@ func (t *readRecords) Execute(ctx context.Context, call tool.Call, args map[stri
 	case stoppedAt >= 0:
 		head = fmt.Sprintf("%d record(s) from %s (offset %d; output full, continue at offset %d or ask for fewer fields):",
 			len(art.Rows), table, offset, offset+int64(stoppedAt))
-	case len(rows) == int(limit):
+	case full:
 		head = fmt.Sprintf("%d record(s) from %s (offset %d, limit %d; more may follow at offset %d):",
 			len(art.Rows), table, offset, limit, offset+limit)
 	}
