@@ -21,7 +21,10 @@
 //     the extension (or project) directory, so nothing leads outside it.
 //     Import cycles, which TYPO3 would recurse into forever, are cut and
 //     reported. Include.TreeString prints the tree as TYPO3's "Included
-//     TypoScript" module does.
+//     TypoScript" module does. A FileCache shared by Builders keeps files
+//     read and tokenized between builds, keyed by path and checked against
+//     size and modification time, so a resolution stats the files it uses
+//     instead of opening, reading and tokenizing them again.
 //   - Scan lists check_typoscript's findings per unsplit node as TYPO3's
 //     syntax scanner does (line.invalid, brace.excess, brace.missing,
 //     import.empty) plus what building met (import.cycle, limit, …). A

@@ -175,6 +175,9 @@ type BuildParams struct {
 	// Loaded reports whether an extension is active; nil means any
 	// extension Paths resolves.
 	Loaded func(key string) bool
+	// Cache, when set, serves files and directory listings read by
+	// earlier builds that are unchanged on disk (see FileCache).
+	Cache *FileCache
 }
 
 // Builder turns sources into include trees, reading imported files. It
@@ -196,7 +199,7 @@ type Builder struct {
 
 // NewBuilder prepares a Builder.
 func NewBuilder(p BuildParams) *Builder {
-	fs := newFiles(p.Paths, p.ProjectRoot, p.PublicDir)
+	fs := newFiles(p.Paths, p.ProjectRoot, p.PublicDir, p.Cache)
 	fs.loaded = p.Loaded
 	return &Builder{
 		p:       p,
@@ -313,7 +316,7 @@ func (b *Builder) fill(inc *Include, ref string, depth int, parent *Include, lin
 			return false
 		}
 	}
-	src, err := b.fs.read(ref, b.lim.MaxSourceBytes)
+	e, err := b.fs.load(ref, b.lim.MaxSourceBytes)
 	if err != nil {
 		detail := "file cannot be read"
 		kind := KindImportUnreadable
@@ -323,11 +326,18 @@ func (b *Builder) fill(inc *Include, ref string, depth int, parent *Include, lin
 		b.addFinding(report, line, kind, detail)
 		return false
 	}
-	if !b.account(report, len(src)) {
+	if !b.account(report, len(e.src)) {
 		return false
 	}
 	b.imports++
-	inc.Lines = b.tokenize(src)
+	budget := b.lim.MaxLines - b.lines
+	if lines, ok := e.linesFor(b.lim, budget); ok {
+		inc.Lines = lines
+		b.lines += len(lines)
+	} else {
+		inc.Lines = b.tokenize(e.src)
+		b.fs.keepLines(e, inc.Lines, b.lim, budget)
+	}
 	b.stack = append(b.stack, key)
 	b.split(inc, depth)
 	b.stack = b.stack[:len(b.stack)-1]

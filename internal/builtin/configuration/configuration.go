@@ -30,7 +30,9 @@
 //
 // The resolver is built per call: the extension map and the site
 // configuration are read fresh, so an extension or site change is seen at
-// the next call and no state is shared between calls.
+// the next call. The one state the calls share is the parsed-file cache
+// (typoscript.FileCache), which stats every file a call uses and reads
+// again what changed on disk, so it changes no answer.
 package configuration
 
 import (
@@ -45,6 +47,7 @@ import (
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
 	"github.com/t3agent/t3agent/internal/typo3/extpath"
+	"github.com/t3agent/t3agent/internal/typoscript"
 	"github.com/t3agent/t3agent/internal/typoscript/template"
 )
 
@@ -52,13 +55,14 @@ import (
 // the builtin groups' common signature; these tools read no records, and
 // admins pass every table check anyway.
 func Tools(site *typo3.Site, policy *readpolicy.Policy) []tool.Tool {
-	e := env{site: site}
+	e := env{site: site, files: typoscript.NewFileCache(typoscript.FileCacheParams{})}
 	return []tool.Tool{&getTypoScript{e}, &getTSconfig{e}, &checkTypoScript{e}}
 }
 
 // env is what every tool of the package shares.
 type env struct {
-	site *typo3.Site
+	site  *typo3.Site
+	files *typoscript.FileCache
 }
 
 // pageUIDSchema is the pageUid property every tool takes.
@@ -166,6 +170,7 @@ func (e env) resolver() (*template.Resolver, error) {
 		Paths:       m,
 		Extensions:  template.OrderExtensions(m.Keys()),
 		ProjectRoot: e.site.Root,
+		Cache:       e.files,
 	})
 }
 

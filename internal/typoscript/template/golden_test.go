@@ -7,13 +7,30 @@ import (
 	"testing"
 
 	"github.com/t3agent/t3agent/internal/typoscript"
+	"github.com/t3agent/t3agent/internal/typoscript/template"
 )
 
 // TestIntroductionPage1Golden resolves introduction page 1 and compares it
-// in full with TYPO3's own output in testdata/typo3/golden-typoscript/page-1.
+// in full with TYPO3's own output in testdata/typo3/golden-typoscript/page-1:
+// without a file cache, with an empty one and with the one the first
+// resolution filled.
 func TestIntroductionPage1Golden(t *testing.T) {
 	t.Parallel()
-	r, _ := introSite(t)
+	uncached, _ := introSite(t, nil)
+	cache := typoscript.NewFileCache(typoscript.FileCacheParams{})
+	cached, _ := introSite(t, cache)
+	for _, c := range []struct {
+		name string
+		r    *template.Resolver
+	}{{"uncached", uncached}, {"cold cache", cached}, {"warm cache", cached}} {
+		t.Run(c.name, func(t *testing.T) { page1Golden(t, c.r) })
+	}
+	if cache.Len() == 0 {
+		t.Error("the cache holds nothing after two resolutions")
+	}
+}
+
+func page1Golden(t *testing.T, r *template.Resolver) {
 	_, shared := newSharedPaths(t)
 	golden := filepath.Join(shared, "golden-typoscript", "page-1")
 	ctx := ctxT(t)

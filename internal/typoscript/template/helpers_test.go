@@ -76,8 +76,9 @@ var introExtensions = []string{"core", "backend", "frontend", "extbase", "seo", 
 var fixedNow = func() time.Time { return time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC) }
 
 // introSite imports the introduction package into SQLite and returns a
-// resolver over it with the introduction's site configuration.
-func introSite(t testing.TB) (*template.Resolver, *typo3.Site) {
+// resolver over it with the introduction's site configuration, reading
+// files through cache (nil: none).
+func introSite(t testing.TB, cache *typoscript.FileCache) (*template.Resolver, *typo3.Site) {
 	t.Helper()
 	in := demotest.Introduction(t, typo3.DialectSQLite)
 	paths, shared := newSharedPaths(t)
@@ -107,7 +108,7 @@ func introSite(t testing.TB) (*template.Resolver, *typo3.Site) {
 		t.Fatal(err)
 	}
 	r, err := template.New(template.Params{
-		Source: template.NewSiteSource(site), Paths: paths, Extensions: introExtensions, ProjectRoot: root,
+		Source: template.NewSiteSource(site), Paths: paths, Extensions: introExtensions, ProjectRoot: root, Cache: cache,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -146,7 +146,7 @@ func value(n *typoscript.Node, path string) string {
 
 func TestIntroductionDeeperPages(t *testing.T) {
 	t.Parallel()
-	r, _ := introSite(t)
+	r, _ := introSite(t, nil)
 	base := resolvePage(t, r, 1)
 	pages := map[int64]page{}
 	for _, uid := range []int64{6, 44, 68, 75, 8} {

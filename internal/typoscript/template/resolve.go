@@ -40,6 +40,11 @@ type Params struct {
 	// conditions on typo3.version are undecided without it.
 	TYPO3Version string
 	Limits       typoscript.Limits
+	// Cache keeps the parsed TypoScript and TSconfig files between
+	// resolutions (typoscript.FileCache); nil reads every file every time.
+	// Share one per installation: it is safe for concurrent use, and a
+	// file changed on disk is read again by the next resolution.
+	Cache *typoscript.FileCache
 }
 
 // Resolver resolves frontend TypoScript and Page TSconfig of pages. It is
@@ -56,6 +61,7 @@ type Resolver struct {
 	version    string
 	branch     string
 	limits     typoscript.Limits
+	cache      *typoscript.FileCache
 
 	setsOnce sync.Once
 	sets     map[string]*Set
@@ -87,7 +93,7 @@ func New(p Params) (*Resolver, error) {
 	r := &Resolver{
 		src: p.Source, paths: p.Paths, extensions: slices.Clone(p.Extensions), root: p.ProjectRoot,
 		public: p.PublicDir, sites: sites, profile: prof, overrides: p.ExtensionConfiguration,
-		version: p.TYPO3Version, branch: "13.4", limits: p.Limits, conf: map[string]map[string]string{},
+		version: p.TYPO3Version, branch: "13.4", limits: p.Limits, cache: p.Cache, conf: map[string]map[string]string{},
 	}
 	if v := p.TYPO3Version; v != "" {
 		parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
@@ -142,6 +148,7 @@ func (r *Resolver) builder(typ typoscript.SourceType) *typoscript.Builder {
 		Type: typ, Paths: r.paths, ProjectRoot: r.root, PublicDir: r.public, Limits: r.limits,
 		ContentRendering: r.profile.ContentRenderingTemplates,
 		Loaded:           func(k string) bool { return slices.Contains(r.extensions, k) },
+		Cache:            r.cache,
 	}
 	if typ == typoscript.TypeSetup {
 		p.DefaultContentRendering = r.profile.ContentRenderingSetup

@@ -17,7 +17,7 @@ import (
 // takes the sets' and the site's page.tsconfig.
 func TestSiteSets(t *testing.T) {
 	t.Parallel()
-	_, site := introSite(t)
+	_, site := introSite(t, nil)
 	paths, _ := newSharedPaths(t)
 	root := t.TempDir()
 	dir := filepath.Join(root, "config", "sites", "sets")
