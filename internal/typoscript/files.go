@@ -187,29 +187,29 @@ func (f *files) cached(prefix, abs string) (e *cacheEntry, missing bool) {
 	return f.cache.get(prefix+abs, s.st), false
 }
 
+// known answers from the cache whether ref is a file (prefix
+// fileKeyPrefix) or directory (dirKeyPrefix) when it can: decided is
+// false when only os.Root can tell.
+func (f *files) known(prefix, ref string) (is, decided bool) {
+	abs := f.cacheKey(ref)
+	if abs == "" {
+		return false, false
+	}
+	e, missing := f.cached(prefix, abs)
+	return e != nil, missing || e != nil
+}
+
 func (f *files) isFile(ref string) bool {
-	if abs := f.cacheKey(ref); abs != "" {
-		e, missing := f.cached(fileKeyPrefix, abs)
-		if missing {
-			return false
-		}
-		if e != nil {
-			return true
-		}
+	if is, ok := f.known(fileKeyPrefix, ref); ok {
+		return is
 	}
 	fi, err := f.stat(ref)
 	return err == nil && fi.Mode().IsRegular()
 }
 
 func (f *files) isDir(ref string) bool {
-	if abs := f.cacheKey(ref); abs != "" {
-		e, missing := f.cached(dirKeyPrefix, abs)
-		if missing {
-			return false
-		}
-		if e != nil {
-			return true
-		}
+	if is, ok := f.known(dirKeyPrefix, ref); ok {
+		return is
 	}
 	fi, err := f.stat(ref)
 	return err == nil && fi.IsDir()

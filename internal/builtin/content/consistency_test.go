@@ -2,7 +2,6 @@ package content_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"regexp"
@@ -56,19 +55,7 @@ func newConsistency(t *testing.T, d typo3.Dialect) *consistency {
 
 func (c *consistency) call(t *testing.T, user, name string, args map[string]any) tool.Result {
 	t.Helper()
-	raw, err := json.Marshal(args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := c.gate.Invoke(context.Background(), gate.InvokeParams{
-		Name: name, Args: raw,
-		Call:   tool.Call{Actor: c.users[user], RunID: "test"},
-		Config: gate.Config{Name: "test", TrustZone: tool.ZoneLocal},
-	})
-	if strings.HasSuffix(res.Content, "failed.") || strings.Contains(res.Content, "is not available") {
-		t.Fatalf("%s as %s %v: %s\nlog:\n%s", name, user, args, res.Content, c.logs.String())
-	}
-	return res
+	return invoke(t, c.gate, c.logs, tool.ZoneLocal, c.users[user], name, args)
 }
 
 // record is one row a record tool returned.

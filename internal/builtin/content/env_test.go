@@ -119,17 +119,29 @@ func newEnv(t testing.TB, d typo3.Dialect, dsn string, tc *tca.TCA, names []stri
 // provider in the externalGlobal zone, whose ceiling is editorContent.
 func (e *env) call(t testing.TB, user, name string, args map[string]any) tool.Result {
 	t.Helper()
+	return invoke(t, e.gate, e.logs, tool.ZoneExternalGlobal, e.users[user], name, args)
+}
+
+// invoke calls a tool through g as actor for a provider in zone, failing
+// the test when the tool broke or was not offered (logs tells why).
+func invoke(t testing.TB, g *gate.Gate, logs *syncBuffer, zone tool.TrustZone, actor *typo3.BackendUser,
+	name string, args map[string]any) tool.Result {
+	t.Helper()
 	raw, err := json.Marshal(args)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := e.gate.Invoke(context.Background(), gate.InvokeParams{
+	res := g.Invoke(context.Background(), gate.InvokeParams{
 		Name: name, Args: raw,
-		Call:   tool.Call{Actor: e.users[user], RunID: "test"},
-		Config: gate.Config{Name: "test", TrustZone: tool.ZoneExternalGlobal},
+		Call:   tool.Call{Actor: actor, RunID: "test"},
+		Config: gate.Config{Name: "test", TrustZone: zone},
 	})
 	if strings.HasSuffix(res.Content, "failed.") || strings.Contains(res.Content, "is not available") {
-		t.Fatalf("%s as %s %v: %s\nlog:\n%s", name, user, args, res.Content, e.logs.String())
+		who := "nobody"
+		if actor != nil {
+			who = actor.Username
+		}
+		t.Fatalf("%s as %s %v: %s\nlog:\n%s", name, who, args, res.Content, logs.String())
 	}
 	return res
 }
