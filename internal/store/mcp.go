@@ -336,8 +336,11 @@ func (s *sqlStore) ApplyMCPImport(ctx context.Context, p ApplyMCPImportParams) (
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		res = MCPImportResult{}
 		now := s.stamp()
-		// Touching the row first takes its lock on PostgreSQL, so two
-		// imports of one server run one after the other.
+		// Touching the row first takes, on PostgreSQL, the catalogue
+		// generation's lock (tool_count moves it) and then the row's, in
+		// the order every catalogue write takes them: two imports of one
+		// server run one after the other, and an import and a change of
+		// the server cannot deadlock.
 		r, err := tx.ExecContext(ctx, `UPDATE mcp_servers SET tool_count = tool_count WHERE identifier = $1`, p.Identifier)
 		if err != nil {
 			return fmt.Errorf("store: cannot import into MCP server %q: %w", p.Identifier, err)
@@ -528,4 +531,12 @@ func (s *sqlStore) SetMCPToolEffect(ctx context.Context, p SetMCPToolEffectParam
 		return MCPTool{}, fmt.Errorf("store: cannot set the effect of MCP tool %q: %w", p.Name, err)
 	}
 	return t, nil
+}
+
+func (s *sqlStore) MCPCatalogueGeneration(ctx context.Context) (int64, error) {
+	var g int64
+	if err := s.r.QueryRowContext(ctx, `SELECT generation FROM mcp_catalogue_generation WHERE id = 1`).Scan(&g); err != nil {
+		return 0, fmt.Errorf("store: cannot read the MCP catalogue's generation: %w", err)
+	}
+	return g, nil
 }

@@ -93,6 +93,14 @@ type MCPCatalogue interface {
 	MCPToolWithServer(ctx context.Context, name string) (MCPTool, MCPServer, error)
 	// SetMCPToolEffect sets or (with "") clears a tool's effect override.
 	SetMCPToolEffect(ctx context.Context, params SetMCPToolEffectParams) (MCPTool, error)
+	// MCPCatalogueGeneration returns the current generation of the
+	// catalogue: a number that grows with every write to what it
+	// registers (a server's declaration, URL, credential or enabled flag,
+	// and any tool row), by t3agent or by anyone else's SQL, and is
+	// committed with the write. The health and import-note columns do not
+	// move it. A registry whose tools were read at this generation is
+	// still current. One small query.
+	MCPCatalogueGeneration(ctx context.Context) (int64, error)
 }
 
 // MCPServer is one external MCP server as configured by an operator.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -427,5 +428,135 @@ func testMCPConcurrentImports(t *testing.T, h harness) {
 	live := listTools(t, f.st, store.ListMCPToolsParams{Server: "docs"})
 	if srv.ToolCount != len(live) {
 		t.Errorf("tool count %d disagrees with %d live tools: imports interleaved", srv.ToolCount, len(live))
+	}
+}
+
+// testMCPGeneration: every committed write to what the catalogue
+// registers, t3agent's or an operator's own SQL, moves the generation on;
+// reads, contacts, refused imports' notes and writes rolled back do not.
+// (A create of a taken identifier may move it on PostgreSQL, whose
+// statement trigger fires for the INSERT that changes nothing; a spare
+// move only costs a reader one reload.)
+func testMCPGeneration(t *testing.T, h harness) {
+	f := h.setup(t)
+	ctx := t.Context()
+	current := func() int64 {
+		t.Helper()
+		g, err := f.st.MCPCatalogueGeneration(ctx)
+		if err != nil {
+			t.Fatalf("MCPCatalogueGeneration: %v", err)
+		}
+		return g
+	}
+	last := current()
+	if again := current(); again != last {
+		t.Fatalf("reading moved the generation: %d → %d", last, again)
+	}
+	on, class, effect := true, "publicContent", store.MCPEffectReadOnly
+	db := rawDB(t, f.dsn)
+	for _, c := range []struct {
+		name  string
+		do    func() error
+		moves bool
+		fails bool // the write is refused
+	}{
+		{"create a server", func() error { _, err := f.st.CreateMCPServer(ctx, mcpServer("docs")); return err }, true, false},
+		{"read the servers", func() error { _, err := f.st.MCPServers(ctx); return err }, false, false},
+		{"enable it", func() error {
+			_, err := f.st.UpdateMCPServer(ctx, store.UpdateMCPServerParams{Identifier: "docs", Enabled: &on, UpdatedBy: "admin"})
+			return err
+		}, true, false},
+		{"declare its class", func() error {
+			_, err := f.st.UpdateMCPServer(ctx, store.UpdateMCPServerParams{Identifier: "docs", DataClass: &class, UpdatedBy: "admin"})
+			return err
+		}, true, false},
+		{"update a missing server", func() error {
+			_, err := f.st.UpdateMCPServer(ctx, store.UpdateMCPServerParams{Identifier: "nope", Enabled: &on, UpdatedBy: "admin"})
+			return err
+		}, false, true},
+		{"record a contact", func() error {
+			return f.st.RecordMCPContact(ctx, store.RecordMCPContactParams{Identifier: "docs", Latency: time.Millisecond})
+		}, false, false},
+		{"record a refused import", func() error {
+			_, err := f.st.RecordMCPImportFailure(ctx, store.RecordMCPImportFailureParams{Identifier: "docs", Error: "HTTP 500"})
+			return err
+		}, false, false},
+		{"import tools", func() error {
+			_, err := f.st.ApplyMCPImport(ctx, store.ApplyMCPImportParams{Identifier: "docs", Tools: []store.MCPToolImport{mcpTool("docs", "a"), mcpTool("docs", "b")}})
+			return err
+		}, true, false},
+		{"import into a missing server", func() error {
+			_, err := f.st.ApplyMCPImport(ctx, store.ApplyMCPImportParams{Identifier: "nope", Tools: []store.MCPToolImport{mcpTool("nope", "a")}})
+			return err
+		}, false, true},
+		{"override a tool's effect", func() error {
+			_, err := f.st.SetMCPToolEffect(ctx, store.SetMCPToolEffectParams{Name: "mcp_docs_a", Effect: effect})
+			return err
+		}, true, false},
+		{"operator's UPDATE of a server's effect", func() error {
+			_, err := db.ExecContext(ctx, `UPDATE mcp_servers SET effect = 'idempotent_write' WHERE identifier = 'docs'`)
+			return err
+		}, true, false},
+		{"operator's UPDATE of the health columns", func() error {
+			_, err := db.ExecContext(ctx, `UPDATE mcp_servers SET last_latency_ms = 7 WHERE identifier = 'docs'`)
+			return err
+		}, false, false},
+		{"operator's DELETE of a tool", func() error {
+			_, err := db.ExecContext(ctx, `DELETE FROM mcp_tools WHERE name = 'mcp_docs_b'`)
+			return err
+		}, true, false},
+		{"delete the server", func() error { return f.st.DeleteMCPServer(ctx, "docs") }, true, false},
+	} {
+		err := c.do()
+		if (err != nil) != c.fails {
+			t.Fatalf("%s: err = %v, want refused=%v", c.name, err, c.fails)
+		}
+		g := current()
+		if moved := g > last; moved != c.moves {
+			t.Errorf("%s: generation %d → %d, want moved=%v", c.name, last, g, c.moves)
+		}
+		last = g
+	}
+}
+
+// testMCPGenerationConcurrent: imports and changes of one server from
+// many goroutines all commit (on PostgreSQL they queue on the generation
+// row instead of deadlocking on the server row), and the generation moved
+// with every one of them.
+func testMCPGenerationConcurrent(t *testing.T, h harness) {
+	f := h.setup(t)
+	ctx := t.Context()
+	createServer(t, f.st, mcpServer("docs"))
+	before, err := f.st.MCPCatalogueGeneration(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 6
+	errs := make(chan error, 2*n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			_, err := f.st.ApplyMCPImport(ctx, store.ApplyMCPImportParams{Identifier: "docs", Tools: []store.MCPToolImport{mcpTool("docs", "a")}})
+			errs <- err
+		})
+		wg.Go(func() {
+			enabled := i%2 == 0
+			_, err := f.st.UpdateMCPServer(ctx, store.UpdateMCPServerParams{Identifier: "docs", Enabled: &enabled, UpdatedBy: "admin"})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("concurrent catalogue write: %v", err)
+		}
+	}
+	after, err := f.st.MCPCatalogueGeneration(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after < before+2*n {
+		t.Errorf("generation %d → %d after %d writes", before, after, 2*n)
 	}
 }

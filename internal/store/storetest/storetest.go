@@ -81,6 +81,8 @@ func Run(t *testing.T, newDSN NewDSN) {
 		{"MCP/ConcurrentImports", testMCPConcurrentImports},
 		{"MCP/Delete", testMCPDelete},
 		{"MCP/ToolEffect", testMCPToolEffect},
+		{"MCP/Generation", testMCPGeneration},
+		{"MCP/GenerationConcurrent", testMCPGenerationConcurrent},
 		{"Clock", testClock},
 		{"Concurrent/Writers", testConcurrentWriters},
 		{"Concurrent/ReadsDuringWrites", testReadsDuringWrites},
