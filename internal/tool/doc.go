@@ -34,10 +34,18 @@
 // NewRegistry takes the builtin tools and any number of Providers, such as
 // the MCP catalogue. Builtins are validated at construction and a
 // duplicate name is an error there, at start. Provider tools are merged
-// into an immutable view on first lookup and again on Refresh: a provider
-// tool whose name a builtin (or an earlier provider tool) already has is
-// dropped, an invalid one is skipped, and a failing provider contributes
-// nothing; each case is logged. Get and List read the view without I/O.
+// into an immutable View on first lookup: a provider tool whose name a
+// builtin (or an earlier provider tool) already has is dropped, an
+// invalid one is skipped, and a failing provider contributes nothing;
+// each case is logged.
+//
+// The view follows the providers live. A Versioned provider (the MCP
+// catalogue) says with one small query whether its tools changed, through
+// this process or any other: every lookup (View, Get, List, Len) asks it
+// and loads the tools again only when the generation moved, so what an
+// operator changes counts from the next lookup in every process. Other
+// providers are loaded once and again on Refresh. A caller that looks up
+// many tools together takes one View and asks it.
 //
 // # Where tools run
 //

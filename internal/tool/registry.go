@@ -23,6 +23,22 @@ type Provider interface {
 	Tools(ctx context.Context) ([]Tool, error)
 }
 
+// Versioned is a Provider whose tools follow records that may change
+// while a registry holds them, through this process or any other (the MCP
+// catalogue in the shared store). Generation returns a number that moves
+// whenever what Tools returns may have changed, and seldom otherwise; it
+// must be cheap (one small query), since the registry asks it on every
+// lookup and loads the provider's tools again only when it moved.
+//
+// Generation must be safe for concurrent use. A value read before Tools
+// must not be newer than what Tools then returns: the registry stamps its
+// view with the generation it read first, so a change in between only
+// costs one more load.
+type Versioned interface {
+	Provider
+	Generation(ctx context.Context) (int64, error)
+}
+
 // Entry is one registered tool together with the spec it was registered
 // with. The registry reads Spec once and validates it, so every caller
 // sees the same declaration the registry checked. Entries are shared
@@ -36,28 +52,57 @@ type Entry struct {
 // Registry holds the builtin tools and the tools of providers.
 //
 // Builtins are fixed at construction. Provider tools are loaded into an
-// immutable view on first use (Get or List) and kept until Refresh loads
-// them again; callers that need the latest catalogue (the start of a run,
-// the end of an MCP import) call Refresh. Lookups never do I/O once the
-// view is loaded.
+// immutable View on first use and kept while they are current: every
+// lookup (View, Get, List, Len) first asks each Versioned provider for its
+// generation, one small query, and loads the providers' tools again when
+// one moved, so a change made anywhere (another process, an operator's
+// SQL) counts from the next lookup. Providers that are not Versioned are
+// loaded once, and again on Refresh. A caller that looks up many tools at
+// once (the gate's offer) takes one View and asks it, so the generation is
+// asked once.
 //
-// A Registry is safe for concurrent use. Get and List read the current
-// view without locking; loads are serialised, and a reader sees either the
-// old view or the new one, never a mix.
+// A Registry is safe for concurrent use. Lookups of a current view do not
+// lock; loads are serialised, and a reader sees either the old view or the
+// new one, never a mix.
 type Registry struct {
 	builtins  map[string]Entry
 	providers []Provider
+	versions  []Versioned // per provider: itself when Versioned, else nil
+	versioned bool        // some provider is Versioned
 	log       atomic.Pointer[slog.Logger]
 
 	loadMu sync.Mutex // serialises building views
-	view   atomic.Pointer[view]
+	view   atomic.Pointer[View]
 }
 
-// view is one immutable snapshot of every registered tool.
-type view struct {
+// View is one immutable snapshot of every registered tool. It is safe for
+// concurrent use and never changes; the registry replaces it whole.
+type View struct {
 	byName map[string]Entry
 	sorted []Entry // by name
+	// gens are the providers' generations the view was built at, by
+	// provider; unknownGeneration where it could not be read or the
+	// provider failed (the next lookup loads again), 0 where the provider
+	// is not Versioned.
+	gens []int64
 }
+
+// unknownGeneration marks a provider whose generation or tools could not
+// be read; no generation equals it, so the next lookup tries again.
+const unknownGeneration = -1
+
+// Get returns the tool registered under name in this view.
+func (v *View) Get(name string) (Entry, bool) {
+	e, ok := v.byName[name]
+	return e, ok
+}
+
+// List returns every tool of this view, sorted by name. The slice is the
+// caller's to keep.
+func (v *View) List() []Entry { return slices.Clone(v.sorted) }
+
+// Len is the number of tools in this view.
+func (v *View) Len() int { return len(v.sorted) }
 
 // NewRegistry validates every builtin and returns a registry of them and
 // of the providers' tools. A builtin with an invalid spec, two builtins of
@@ -78,9 +123,13 @@ func NewRegistry(builtins []Tool, providers ...Provider) (*Registry, error) {
 		}
 		r.builtins[spec.Name] = Entry{Tool: t, Spec: spec, Builtin: true}
 	}
+	r.versions = make([]Versioned, len(providers))
 	for i, p := range providers {
 		if p == nil {
 			return nil, fmt.Errorf("tool registry: provider %d is nil", i)
+		}
+		if vp, ok := p.(Versioned); ok {
+			r.versions[i], r.versioned = vp, true
 		}
 	}
 	r.providers = providers
@@ -103,20 +152,45 @@ func (r *Registry) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// Get returns the tool registered under name.
+// View returns the current view, loading the providers' tools when none
+// is loaded yet or a Versioned provider's generation moved since. When a
+// generation cannot be read, the view loaded before is kept (and the
+// failure logged): the store that failed would fail the load as well.
+func (r *Registry) View(ctx context.Context) *View {
+	v := r.view.Load()
+	if !r.versioned {
+		if v != nil {
+			return v
+		}
+		return r.load(ctx, nil)
+	}
+	gens, err := r.generations(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.logger().WarnContext(ctx, "tool registry: cannot ask a provider whether its tools changed; the tools loaded before stay", "error", err.Error())
+		}
+		if v != nil {
+			return v
+		}
+		return r.load(ctx, nil)
+	}
+	if v != nil && slices.Equal(v.gens, gens) {
+		return v
+	}
+	return r.load(ctx, gens)
+}
+
+// Get returns the tool registered under name (see View).
 func (r *Registry) Get(ctx context.Context, name string) (Entry, bool) {
-	e, ok := r.current(ctx).byName[name]
-	return e, ok
+	return r.View(ctx).Get(name)
 }
 
-// List returns every registered tool, sorted by name. The slice is the
-// caller's to keep.
-func (r *Registry) List(ctx context.Context) []Entry {
-	return slices.Clone(r.current(ctx).sorted)
-}
+// List returns every registered tool, sorted by name (see View). The
+// slice is the caller's to keep.
+func (r *Registry) List(ctx context.Context) []Entry { return r.View(ctx).List() }
 
-// Len is the number of registered tools.
-func (r *Registry) Len(ctx context.Context) int { return len(r.current(ctx).sorted) }
+// Len is the number of registered tools (see View).
+func (r *Registry) Len(ctx context.Context) int { return r.View(ctx).Len() }
 
 // IsBuiltin reports whether name is a builtin tool. It never loads
 // provider tools, so an MCP import can check its names against it.
@@ -146,12 +220,12 @@ func (r *Registry) Builtins() []Entry {
 	return out
 }
 
-// Refresh loads the providers' tools again and replaces the view. Readers
-// keep the old view until the new one is complete. Provider failures and
-// dropped tools are logged and also returned, joined, so a caller such as
-// an import can show them; the view is replaced all the same, without
-// what failed. When ctx ends during the load, the old view stays and
-// ctx's error is returned.
+// Refresh loads the providers' tools again and replaces the view, whether
+// or not a generation moved. Readers keep the old view until the new one
+// is complete. Provider failures and dropped tools are logged and also
+// returned, joined, so a caller such as an import can show them; the view
+// is replaced all the same, without what failed. When ctx ends during the
+// load, the old view stays and ctx's error is returned.
 func (r *Registry) Refresh(ctx context.Context) error {
 	if len(r.providers) == 0 {
 		return nil
@@ -166,17 +240,32 @@ func (r *Registry) Refresh(ctx context.Context) error {
 	return problems
 }
 
-// current returns the loaded view, loading it on first use. A load that
-// ctx cuts short is returned to this caller (without the tools it could
-// not load, so nothing extra is offered) but not kept, so the next caller
-// tries again.
-func (r *Registry) current(ctx context.Context) *view {
-	if v := r.view.Load(); v != nil {
-		return v
+// generations asks every Versioned provider for its generation, by
+// provider (0 for the others).
+func (r *Registry) generations(ctx context.Context) ([]int64, error) {
+	gens := make([]int64, len(r.providers))
+	for i, vp := range r.versions {
+		if vp == nil {
+			continue
+		}
+		g, err := vp.Generation(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("tool provider %s: %w", providerName(i, r.providers[i]), err)
+		}
+		gens[i] = g
 	}
+	return gens, nil
+}
+
+// load builds a view, unless the one there is at least as new as seen
+// (another caller loaded it while this one waited); seen nil takes any
+// loaded view. A load that ctx cuts short is returned to this caller
+// (without the tools it could not load, so nothing extra is offered) but
+// not kept, so the next caller tries again.
+func (r *Registry) load(ctx context.Context, seen []int64) *View {
 	r.loadMu.Lock()
 	defer r.loadMu.Unlock()
-	if v := r.view.Load(); v != nil {
+	if v := r.view.Load(); v != nil && (seen == nil || newerOrSame(v.gens, seen)) {
 		return v
 	}
 	v, _ := r.build(ctx)
@@ -186,10 +275,22 @@ func (r *Registry) current(ctx context.Context) *view {
 	return v
 }
 
-// build makes a view of the builtins and every provider's tools. Problems
-// are logged here and returned joined.
-func (r *Registry) build(ctx context.Context) (*view, error) {
-	v := &view{byName: make(map[string]Entry, len(r.builtins))}
+// newerOrSame reports whether every generation in have is known and at
+// least the one in seen.
+func newerOrSame(have, seen []int64) bool {
+	for i := range have {
+		if have[i] == unknownGeneration || have[i] < seen[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// build makes a view of the builtins and every provider's tools, each
+// Versioned provider's generation read before its tools. Problems are
+// logged here and returned joined.
+func (r *Registry) build(ctx context.Context) (*View, error) {
+	v := &View{byName: make(map[string]Entry, len(r.builtins)), gens: make([]int64, len(r.providers))}
 	for n, e := range r.builtins {
 		v.byName[n] = e
 	}
@@ -200,8 +301,20 @@ func (r *Registry) build(ctx context.Context) (*view, error) {
 	}
 	for i, p := range r.providers {
 		from := providerName(i, p)
+		if vp := r.versions[i]; vp != nil {
+			g, err := vp.Generation(ctx)
+			if err != nil {
+				g = unknownGeneration
+				report(fmt.Errorf("tool provider %s: cannot read its generation: %w", from, err),
+					"tool provider's generation unreadable; its tools are loaded again on the next lookup", "provider", from)
+			}
+			v.gens[i] = g
+		}
 		tools, err := p.Tools(ctx)
 		if err != nil {
+			if r.versions[i] != nil {
+				v.gens[i] = unknownGeneration
+			}
 			report(fmt.Errorf("tool provider %s failed: %w", from, err),
 				"tool provider failed; none of its tools are registered", "provider", from)
 			continue

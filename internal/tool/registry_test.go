@@ -359,3 +359,149 @@ func TestRegistryConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// versioned is a catalogue that says when it changed, as the MCP
+// catalogue does with the store's generation: change bumps it.
+type versioned struct {
+	catalogue
+	gen     atomic.Int64
+	genErr  atomic.Pointer[error]
+	genAsks atomic.Int64
+}
+
+func (v *versioned) Generation(context.Context) (int64, error) {
+	v.genAsks.Add(1)
+	if err := v.genErr.Load(); err != nil {
+		return 0, *err
+	}
+	return v.gen.Load(), nil
+}
+
+func (v *versioned) change(ts []tool.Tool, err error) {
+	v.set(ts, err)
+	v.gen.Add(1)
+}
+
+// TestVersionedProviderIsLive: every lookup asks a Versioned provider for
+// its generation and reads its tools again only when it moved, so a
+// change is seen by the next lookup without Refresh; one View answers
+// many lookups with one ask.
+func TestVersionedProviderIsLive(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	c := &versioned{catalogue: catalogue{name: "c", tools: tools("mcp_c_one")}}
+	r, err := tool.NewRegistry(tools("builtin"), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := logTo(r)
+	if _, ok := r.Get(ctx, "mcp_c_one"); !ok {
+		t.Fatal("the provider's tool is not registered")
+	}
+	reads, asks := c.reads.Load(), c.genAsks.Load()
+	for range 10 {
+		r.Get(ctx, "mcp_c_one")
+		r.List(ctx)
+	}
+	if n := c.reads.Load() - reads; n != 0 {
+		t.Errorf("lookups of an unchanged provider read its tools %d times", n)
+	}
+	if n := c.genAsks.Load() - asks; n != 20 {
+		t.Errorf("20 lookups asked the generation %d times, want 20", n)
+	}
+
+	c.change(tools("mcp_c_two"), nil)
+	if got := names(r.List(ctx)); !slices.Equal(got, []string{"builtin", "mcp_c_two"}) {
+		t.Errorf("the lookup after a change lists %q", got)
+	}
+	asks = c.genAsks.Load()
+	v := r.View(ctx)
+	for range 5 {
+		if _, ok := v.Get("mcp_c_two"); !ok || v.Len() != 2 {
+			t.Fatal("the view lost a tool")
+		}
+	}
+	if n := c.genAsks.Load() - asks; n != 1 {
+		t.Errorf("one View and five lookups in it asked the generation %d times, want 1", n)
+	}
+	// A view never changes: a later change makes a new one.
+	c.change(tools("mcp_c_three"), nil)
+	if _, ok := v.Get("mcp_c_three"); ok {
+		t.Error("a view changed after it was taken")
+	}
+	if _, ok := r.Get(ctx, "mcp_c_three"); !ok {
+		t.Error("the change was not seen by the next lookup")
+	}
+
+	// The generation cannot be read: the tools loaded before stay, and
+	// the failure is logged.
+	down := errors.New("store down")
+	c.genErr.Store(&down)
+	c.change(tools("mcp_c_four"), nil)
+	if got := names(r.List(ctx)); !slices.Equal(got, []string{"builtin", "mcp_c_three"}) {
+		t.Errorf("with the generation unreadable List = %q, want the tools loaded before", got)
+	}
+	if !strings.Contains(logs.String(), "cannot ask a provider whether its tools changed") {
+		t.Errorf("the unreadable generation was not logged:\n%s", logs.String())
+	}
+	c.genErr.Store(nil)
+	if _, ok := r.Get(ctx, "mcp_c_four"); !ok {
+		t.Error("the change was not seen once the generation was readable again")
+	}
+
+	// The tools cannot be read: none are registered, and the next lookup
+	// tries again even though the generation did not move.
+	c.change(nil, down)
+	if got := names(r.List(ctx)); !slices.Equal(got, []string{"builtin"}) {
+		t.Errorf("a failing provider contributes %q", got)
+	}
+	c.set(tools("mcp_c_five"), nil)
+	if _, ok := r.Get(ctx, "mcp_c_five"); !ok {
+		t.Error("a provider that failed once is not read again")
+	}
+	reads = c.reads.Load()
+	r.Get(ctx, "mcp_c_five")
+	if n := c.reads.Load() - reads; n != 0 {
+		t.Errorf("a recovered provider is read on every lookup (%d more)", n)
+	}
+}
+
+// TestVersionedConcurrent: lookups from many goroutines while the
+// generation moves each see one whole view, and a lookup after a change
+// never sees an older one.
+func TestVersionedConcurrent(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	c := &versioned{catalogue: catalogue{name: "c", tools: tools("mcp_c_0")}}
+	r, err := tool.NewRegistry(tools("builtin"), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logTo(r)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				if g == 0 && i%10 == 0 {
+					name := fmt.Sprintf("mcp_c_%d", i)
+					c.change(tools(name), nil)
+					if _, ok := r.Get(ctx, name); !ok {
+						errs <- fmt.Errorf("the lookup after the change to %s missed it", name)
+						return
+					}
+				}
+				l := r.List(ctx)
+				if len(l) != 2 || l[0].Spec.Name != "builtin" {
+					errs <- fmt.Errorf("a reader saw %q", names(l))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
