@@ -39,8 +39,12 @@
 // then sends no tools field at all).
 //
 // The overrides and the enforcement mode are read from the store in one
-// query per Decide, Explain or Offer, never once per tool; an Invoke within
-// an Offered set reuses the offer's.
+// query per Decide, Explain or Offer, never once per tool, and the
+// registry's View is taken once per batch too (it asks the MCP
+// catalogue's generation, one small query, so a server changed by any
+// process counts from the next batch). An Invoke within an Offered set
+// reuses the offer's overrides and calls the tool the offer was decided
+// on, reading nothing; a remote tool then checks its own declaration.
 //
 // # Calling
 //

@@ -138,9 +138,11 @@ type Params struct {
 // called, and the only way a tool runs (Invoke).
 //
 // A Gate is safe for concurrent use by any number of goroutines. It holds
-// no per-run state: decisions read the registry's current view and load
-// the overrides from the store each time (once per Explain or Offer, not
-// once per tool), so a toggle takes effect at the next decision.
+// no per-run state: decisions take the registry's view (which asks the MCP
+// catalogue's generation, one small query, and follows a change made in
+// any process) and load the overrides from the store each time (once per
+// Explain or Offer, not once per tool), so a toggle or a changed MCP
+// server takes effect at the next decision.
 type Gate struct {
 	reg      *tool.Registry
 	st       Store
@@ -259,7 +261,7 @@ type DecideParams struct {
 // denial: observe means "allowed and recorded", never "allowed unseen".
 func (g *Gate) Decide(ctx context.Context, p DecideParams) (Decision, error) {
 	s := scope{actor: p.Actor, cfg: configOf(p.Config), runID: p.RunID}
-	e, found := g.reg.Get(ctx, p.Tool)
+	e, found := g.reg.View(ctx).Get(p.Tool)
 	var ov Overrides
 	if found {
 		var err error
@@ -286,7 +288,7 @@ type ExplainParams struct {
 // page) and records no governance events: nothing was asked for, so
 // nothing was denied.
 func (g *Gate) Explain(ctx context.Context, p ExplainParams) ([]Decision, error) {
-	entries := g.reg.List(ctx)
+	entries := g.reg.View(ctx).List()
 	ov, err := g.avail.Load(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("gate: cannot explain the tools: %w", err)

@@ -123,10 +123,22 @@ func (g *Gate) invoke(ctx context.Context, p InvokeParams) (tool.Result, Outcome
 }
 
 // admit is the gate check of a call. With an offered set it reuses the
-// offer's overrides and refuses names outside the set; otherwise it loads
-// the overrides. Denials and observed-only calls are recorded.
+// offer's overrides and the tool as the offer's view held it, so the
+// loop's calls read nothing (a remote tool checks its own declaration),
+// and refuses names outside the set; otherwise it takes the registry's
+// view and loads the overrides. Denials and observed-only calls are
+// recorded.
 func (g *Gate) admit(ctx context.Context, p InvokeParams, s scope) (tool.Entry, bool, error) {
-	e, found := g.reg.Get(ctx, p.Name)
+	var e tool.Entry
+	var found bool
+	if p.Offered != nil {
+		e, found = p.Offered.entries[p.Name]
+	}
+	if !found {
+		// Outside an offer, or a name it did not offer: the registry says
+		// which denial to record.
+		e, found = g.reg.View(ctx).Get(p.Name)
+	}
 	var ov Overrides
 	switch {
 	case p.Offered != nil:

@@ -27,10 +27,10 @@ type OfferParams struct {
 //
 // An Offered is immutable and safe for concurrent use.
 type Offered struct {
-	specs     []tool.Spec // allowed tools, by name
-	names     map[string]bool
-	decisions []Decision // every decision made, allowed or not, by name
-	ov        Overrides  // the overrides the offer was decided on
+	specs     []tool.Spec           // allowed tools, by name
+	entries   map[string]tool.Entry // allowed tools as the offer's registry view held them
+	decisions []Decision            // every decision made, allowed or not, by name
+	ov        Overrides             // the overrides the offer was decided on
 }
 
 // Offer decides which tools to offer for a turn, with one load of the
@@ -45,10 +45,13 @@ func (g *Gate) Offer(ctx context.Context, p OfferParams) (*Offered, error) {
 		return nil, fmt.Errorf("gate: cannot decide which tools to offer: %w", err)
 	}
 	s := scope{actor: p.Actor, cfg: configOf(p.Config), enforcement: ov.Enforcement(), runID: p.RunID}
+	// One view for the whole offer: one look at whether the catalogue
+	// changed, and every decision on the same tools.
+	view := g.reg.View(ctx)
 	entries := make(map[string]tool.Entry)
 	var ds []Decision
 	if p.Requested == nil {
-		for _, e := range g.reg.List(ctx) {
+		for _, e := range view.List() {
 			if !ov.Enabled(e.Spec) {
 				continue
 			}
@@ -59,7 +62,7 @@ func (g *Gate) Offer(ctx context.Context, p OfferParams) (*Offered, error) {
 		names := slices.Clone(p.Requested)
 		slices.Sort(names)
 		for _, name := range slices.Compact(names) {
-			e, found := g.reg.Get(ctx, name)
+			e, found := view.Get(name)
 			if found {
 				entries[name] = e
 			}
@@ -68,10 +71,10 @@ func (g *Gate) Offer(ctx context.Context, p OfferParams) (*Offered, error) {
 	}
 	ds = g.record(ctx, s, ds)
 
-	o := &Offered{names: make(map[string]bool), decisions: ds, ov: ov}
+	o := &Offered{entries: make(map[string]tool.Entry), decisions: ds, ov: ov}
 	for _, d := range ds {
 		if d.Allowed {
-			o.names[d.Tool] = true
+			o.entries[d.Tool] = entries[d.Tool]
 			o.specs = append(o.specs, entries[d.Tool].Spec)
 		}
 	}
@@ -82,7 +85,10 @@ func (g *Gate) Offer(ctx context.Context, p OfferParams) (*Offered, error) {
 func (o *Offered) Len() int { return len(o.specs) }
 
 // Has reports whether name was offered.
-func (o *Offered) Has(name string) bool { return o.names[name] }
+func (o *Offered) Has(name string) bool {
+	_, ok := o.entries[name]
+	return ok
+}
 
 // Names lists the offered tools, sorted.
 func (o *Offered) Names() []string {

@@ -119,7 +119,7 @@ func TestDefaultsAndDeclarations(t *testing.T) {
 		return e.Spec
 	}
 	d := spec("mcp_docs_echo")
-	if d.Effect != tool.NonIdempotentWrite || !d.RequiresApproval || !d.ApprovalBound() || !d.AdminOnly || d.EnabledByDefault ||
+	if d.Effect != tool.NonIdempotentWrite || !d.RequiresApproval || !d.ApprovalBound() || !d.AdminOnly || !d.EnabledByDefault ||
 		d.Group != "mcp_docs" || d.DataClass != tool.EditorContent || !d.Remote ||
 		!strings.HasPrefix(d.Description, `[via the external MCP server "Server docs"] Echoes text.`) {
 		t.Errorf("default spec = %+v", d)
@@ -189,16 +189,15 @@ func TestInertServerNeverOffered(t *testing.T) {
 	if err != nil || !d.Allowed {
 		t.Errorf("editorContent to externalGlobal = %+v, %v; want allowed", d, err)
 	}
+	turn := g.offer(t)
 	class := tool.SystemDiagnostics
 	if _, err := f.svc.Update(ctx, mcp.UpdateParams{Identifier: "docs", DataClass: &class, By: "admin"}); err != nil {
 		t.Fatal(err)
 	}
-	// Before a refresh, the call is refused: the declaration changed.
-	if res := g.invoke(ctx, "mcp_docs_echo", `{"text":"x"}`); !res.IsError || !strings.Contains(res.Content, "is not available") {
+	// A turn offered before the change does not call on the old
+	// declaration; the next decision sees the new one, without a refresh.
+	if res := g.invokeIn(ctx, turn, "mcp_docs_echo", `{"text":"x"}`); !res.IsError || !strings.Contains(res.Content, "is not available") {
 		t.Errorf("a call on the old declaration = %+v", res)
-	}
-	if err := g.reg.Refresh(ctx); err != nil {
-		t.Fatal(err)
 	}
 	d, err = g.gate.Decide(ctx, gate.DecideParams{Tool: "mcp_docs_echo", Actor: admin(), Config: gate.Config{TrustZone: tool.ZoneExternalGlobal}})
 	if err != nil || d.Allowed || d.Reason != gate.ReasonTrustZone || d.ObservedOnly {
@@ -352,6 +351,9 @@ func TestBudget(t *testing.T) {
 		t.Errorf("server asked %d times, %d left; want 2 and 0", n, b.Remaining())
 	}
 	// A call the gate refuses spends nothing.
+	if _, err := g.gate.Availability().SetTool(ctx, gate.SetToolParams{Name: "mcp_docs_add", Enabled: false, By: "admin"}); err != nil {
+		t.Fatal(err)
+	}
 	b = mcp.NewCallBudget(1)
 	if res := g.invokeBudget(mcp.WithCallBudget(ctx, b), "mcp_docs_add", `{"a":1,"b":1}`); !res.IsError || b.Remaining() != 1 {
 		t.Errorf("a disabled tool = %+v, budget %d; want refused and nothing spent", res, b.Remaining())

@@ -23,16 +23,24 @@
 //
 // Provider turns the catalogue into registry tools: group mcp_<server>,
 // the server's data class, the effect of the server or the tool's
-// override, approval from the server flag, admin-only by default, off
-// until enabled, the description prefixed with the server's name, and
-// Remote set so the trust zone is always enforced. Each tool keeps the
-// server record its registry view was built from. When the gate admits a
-// call (gate.Invoke is the only way a tool runs), the tool checks that
-// its declaration still holds — reading the store only when the server
-// was changed through the Service since, or when its last read is older
-// than Params.Recheck (a second by default; changes made by another
-// process are seen that late) — and refuses until the registry refreshes
-// if it does not. Then it spends one unit of the run segment's
+// override, approval from the server flag, admin-only by default, usable
+// once the server is enabled (a tool or group override can still switch
+// them off), the description prefixed with the server's name, and Remote
+// set so the trust zone is always enforced. The registry follows the
+// catalogue live: Provider is a tool.Versioned provider whose generation
+// is a counter in the store that triggers move with every change of a
+// server's declaration or of the catalogue, by any process, so every
+// offer sees the servers as they are (one small query), and a change
+// through `t3agent mcp …` beside a running serve counts from its next run.
+//
+// Each tool keeps the server record its registry view was built from.
+// When the gate admits a call (gate.Invoke is the only way a tool runs),
+// the tool, which may come from an offer made before a change, checks
+// that its declaration still holds — reading the store only when the
+// server was changed through the Service since, or when its last read is
+// older than Params.Recheck (a second by default; changes made by another
+// process are seen that late) — and refuses for the rest of the turn if
+// it does not. Then it spends one unit of the run segment's
 // CallBudget (which the loop passes in the context, WithCallBudget) and
 // calls the server on its pooled session. MapResult turns the answer into
 // what the model reads; every failure becomes an error result. The last

@@ -130,7 +130,8 @@ func (f *fixture) gated(t testing.TB, builtins ...tool.Tool) gated {
 }
 
 // importTools imports a server into the registry and enables the named
-// tools (MCP tools are off by default).
+// tools by override (MCP tools of an enabled server are on by default;
+// the override keeps them on whatever the server's default).
 func (f *fixture) importTools(t testing.TB, g gated, id string, enable ...string) mcp.ImportResult {
 	t.Helper()
 	res, err := f.svc.Import(t.Context(), mcp.ImportParams{Server: id, Registry: g.reg})
@@ -153,9 +154,29 @@ func (g gated) invoke(ctx context.Context, name, args string) tool.Result {
 }
 
 func (g gated) invokeBudget(ctx context.Context, name, args string) tool.Result {
+	return g.invokeIn(ctx, nil, name, args)
+}
+
+// offer is a turn's offer to an admin for a local provider, as the loop
+// makes it at the start of a run.
+func (g gated) offer(t testing.TB) *gate.Offered {
+	t.Helper()
+	o, err := g.gate.Offer(t.Context(), gate.OfferParams{Actor: admin(), Config: gate.Config{Name: "test", TrustZone: tool.ZoneLocal}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// invokeIn calls a tool within an offered set (nil: decided afresh), as
+// the loop calls the tools of its turn.
+func (g gated) invokeIn(ctx context.Context, offered *gate.Offered, name, args string) tool.Result {
+	if _, ok := mcp.CallBudgetFrom(ctx); !ok && offered != nil {
+		ctx = mcp.WithCallBudget(ctx, mcp.NewCallBudget(mcp.CallsPerSegment))
+	}
 	return g.gate.Invoke(ctx, gate.InvokeParams{
 		Name: name, Args: json.RawMessage(args), Call: tool.Call{Actor: admin(), CallID: "c1"},
-		Config: gate.Config{Name: "test", TrustZone: tool.ZoneLocal},
+		Config: gate.Config{Name: "test", TrustZone: tool.ZoneLocal}, Offered: offered,
 	})
 }
 

@@ -19,12 +19,22 @@ import (
 )
 
 // Provider returns the catalogue as a tool.Provider for the registry.
-// It reads the store only, never the network.
+// It reads the store only, never the network. It is a tool.Versioned
+// provider: the registry asks the catalogue's generation in the store on
+// every lookup, so a server or tool changed by any process (the CLI beside
+// a running serve, another serve on the same PostgreSQL store) is
+// registered anew from the next lookup on.
 func (s *Service) Provider() tool.Provider { return provider{s} }
 
 type provider struct{ s *Service }
 
 func (p provider) String() string { return "the MCP catalogue" }
+
+// Generation is the catalogue's generation in the store, which triggers
+// move with every change to what Tools reads (store.MCPCatalogue).
+func (p provider) Generation(ctx context.Context) (int64, error) {
+	return p.s.st.MCPCatalogueGeneration(ctx)
+}
 
 // Tools yields one tool per live catalogue row of every enabled server
 // that declares a data class. Servers without one are inert: none of
@@ -88,14 +98,17 @@ func specOf(srv store.MCPServer, row store.MCPTool) (tool.Spec, bool) {
 		desc = "The server gives no description."
 	}
 	return tool.Spec{
-		Name:             row.Name,
-		Description:      fmt.Sprintf("[via the external MCP server %q] %s", srv.Name, desc),
-		InputSchema:      schema,
-		Group:            Group(srv.Identifier),
-		Effect:           effect,
-		DataClass:        class,
-		AdminOnly:        srv.AdminOnly,
-		EnabledByDefault: false,
+		Name:        row.Name,
+		Description: fmt.Sprintf("[via the external MCP server %q] %s", srv.Name, desc),
+		InputSchema: schema,
+		Group:       Group(srv.Identifier),
+		Effect:      effect,
+		DataClass:   class,
+		AdminOnly:   srv.AdminOnly,
+		// Enabling the server is the operator's opt-in: its tools are
+		// then usable as declared, unless a tool or group override
+		// switches them off.
+		EnabledByDefault: true,
 		RequiresApproval: srv.RequiresApproval,
 		Remote:           true,
 	}, true
@@ -143,8 +156,9 @@ func (t *remoteTool) Spec() tool.Spec { return t.spec }
 // change is seen at once), or when that comparison is older than
 // Params.Recheck (so a change made by another process is seen within
 // it); otherwise the call reads nothing. Once a change is found the tool
-// refuses until the registry is refreshed. A new URL or credential is
-// taken up without a refresh. Then one unit of the run segment's budget
+// refuses for good: the registry has made a new tool of the new
+// declaration for the next offer. A new URL or credential is taken up
+// without that. Then one unit of the run segment's budget
 // is spent and the server is asked. Every failure is an error result;
 // only a store failure is a Go error.
 func (t *remoteTool) Execute(ctx context.Context, call tool.Call, args map[string]any) (tool.Result, error) {
@@ -221,7 +235,7 @@ func (t *remoteTool) current(d *declaration) *declaration {
 }
 
 func (t *remoteTool) unavailable() tool.Result {
-	return tool.Errorf("Error: tool %q is not available: its MCP server was changed, disabled or removed since the tools were loaded.", t.spec.Name)
+	return tool.Errorf("Error: tool %q is not available: its MCP server or its declaration was changed, disabled or removed during this turn; the next turn offers the tools as they are now.", t.spec.Name)
 }
 
 // callPooled runs tools/call on the server's pooled session (opened,

@@ -10,10 +10,12 @@ import (
 	"github.com/t3agent/t3agent/internal/tool"
 )
 
-// TestDeclarationChangedElsewhere: a change made by another process (here
-// a second Service on the same store) is seen by the first call after the
-// tool's declaration is older than Params.Recheck; until then calls read
-// nothing and go ahead on the declaration the registry loaded.
+// TestDeclarationChangedElsewhere: within a turn offered before a change
+// made by another process (here a second Service on the same store), the
+// turn's tool sees the change at its first call after its declaration is
+// older than Params.Recheck; until then calls read nothing and go ahead
+// on the declaration the offer was made with. (The next offer sees the
+// change at once: TestRegistryFollowsAnotherProcess.)
 func TestDeclarationChangedElsewhere(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -58,12 +60,13 @@ func TestDeclarationChangedElsewhere(t *testing.T) {
 			f.add(t, "docs", srv.URL, func(p *mcp.AddParams) { p.Effect = tool.ReadOnly })
 			g := f.gated(t)
 			f.importTools(t, g, "docs", "mcp_docs_echo")
-			if res := g.invoke(ctx, "mcp_docs_echo", `{"text":"before"}`); res.IsError || res.Content != "before" {
+			turn := g.offer(t)
+			if res := g.invokeIn(ctx, turn, "mcp_docs_echo", `{"text":"before"}`); res.IsError || res.Content != "before" {
 				t.Fatalf("call before the change: %+v", res)
 			}
 			c.change(t, newFixtureOn(t, f, f.keys))
 			before := srv.rec.count("tools/call")
-			res := g.invoke(ctx, "mcp_docs_echo", `{"text":"after"}`)
+			res := g.invokeIn(ctx, turn, "mcp_docs_echo", `{"text":"after"}`)
 			called := srv.rec.count("tools/call") > before
 			if called != c.called {
 				t.Fatalf("the server was asked: %v, want %v (result %+v)", called, c.called, res)
@@ -78,9 +81,9 @@ func TestDeclarationChangedElsewhere(t *testing.T) {
 	}
 }
 
-// TestConcurrentRechecks calls one tool from many goroutines, each call
-// comparing its declaration with the store: all answer; once another
-// Service disabled the server, none reaches it.
+// TestConcurrentRechecks calls one tool of a turn from many goroutines,
+// each call comparing its declaration with the store: all answer; once
+// another Service disabled the server, none reaches it.
 func TestConcurrentRechecks(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -89,11 +92,12 @@ func TestConcurrentRechecks(t *testing.T) {
 	f.add(t, "docs", srv.URL)
 	g := f.gated(t)
 	f.importTools(t, g, "docs", "mcp_docs_echo")
+	turn := g.offer(t)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			for range 5 {
-				if res := g.invoke(ctx, "mcp_docs_echo", `{"text":"x"}`); res.IsError || res.Content != "x" {
+				if res := g.invokeIn(ctx, turn, "mcp_docs_echo", `{"text":"x"}`); res.IsError || res.Content != "x" {
 					t.Errorf("concurrent call = %+v", res)
 				}
 			}
@@ -106,7 +110,7 @@ func TestConcurrentRechecks(t *testing.T) {
 	before := srv.rec.count("tools/call")
 	for range 8 {
 		wg.Go(func() {
-			if res := g.invoke(ctx, "mcp_docs_echo", `{"text":"x"}`); !res.IsError {
+			if res := g.invokeIn(ctx, turn, "mcp_docs_echo", `{"text":"x"}`); !res.IsError {
 				t.Errorf("a call after the server was disabled answered: %+v", res)
 			}
 		})
