@@ -39,6 +39,12 @@ const (
 	RefusedStaleTurn            RefusalCode = "stale_turn"
 	RefusedApproverNotPermitted RefusalCode = "approver_not_permitted"
 	RefusedNotAuditable         RefusalCode = "approval_not_auditable"
+	// RefusedToolUnavailable: a pending call's tool is no longer usable
+	// as the turn asked for it — gone from the registry (its MCP server
+	// removed, disabled or made inert, or the tool left the catalogue),
+	// switched off, or now outside the configuration's groups or trust
+	// zone. It is about the tool, not the person: no one could release it.
+	RefusedToolUnavailable RefusalCode = "tool_unavailable"
 )
 
 // RefusedError is a decision refused before anything of the turn ran.
@@ -174,7 +180,7 @@ func (rt *Runtime) Approve(ctx context.Context, p ApproveParams) (res Result, er
 		for _, name := range bound {
 			d, err := rt.gate.Decide(ctx, gate.DecideParams{Tool: name, Actor: p.Approver, Config: r.cfg, RunID: r.id})
 			if err != nil || !d.Allowed {
-				return Result{}, r.release(ctx, refuse(RefusedApproverNotPermitted, "%s may not use %s", p.Approver.Username, name), p.Approver.Username)
+				return Result{}, r.release(ctx, gateRefusal(p.Approver.Username, name, d, err), p.Approver.Username)
 			}
 		}
 	}
@@ -236,7 +242,7 @@ func (rt *Runtime) SubmitInput(ctx context.Context, p SubmitInputParams) (res Re
 	for _, c := range r.state.Pending {
 		d, err := rt.gate.Decide(ctx, gate.DecideParams{Tool: c.Name, Actor: p.Submitter, Config: r.cfg, RunID: r.id})
 		if err != nil || !d.Allowed {
-			return Result{}, r.release(ctx, refuse(RefusedApproverNotPermitted, "%s may not use %s", p.Submitter.Username, c.Name), p.Submitter.Username)
+			return Result{}, r.release(ctx, gateRefusal(p.Submitter.Username, c.Name, d, err), p.Submitter.Username)
 		}
 	}
 	r.rec.emit(EventInputSubmitted, r.base, 0, InputSubmittedPayload{Tool: bounded(r.state.InputTool), SubmittedBy: clip(p.Submitter.Username)})
@@ -248,6 +254,26 @@ func (rt *Runtime) SubmitInput(ctx context.Context, p SubmitInputParams) (res Re
 	}
 	res = r.finish(ctx, r.resume(ctx, answerInput, data))
 	return res, nil
+}
+
+// gateRefusal says why the deciding person's gate refused a pending
+// call. Only requires_admin (and a gate that cannot decide) is about the
+// person; every other reason is the tool's, said as such.
+func gateRefusal(who, name string, d gate.Decision, err error) error {
+	name = bounded(name)
+	switch {
+	case err != nil || d.Reason == gate.ReasonRequiresAdmin:
+		return refuse(RefusedApproverNotPermitted, "%s may not use %s", who, name)
+	case d.Reason == gate.ReasonNotRegistered:
+		return refuse(RefusedToolUnavailable, "tool %s is no longer registered: its MCP server was removed, disabled or made inert, or the tool left its catalogue", name)
+	case d.Reason == gate.ReasonToolDisabled:
+		return refuse(RefusedToolUnavailable, "tool %s is disabled by its own or its group's override", name)
+	case d.Reason == gate.ReasonConfigurationGroup:
+		return refuse(RefusedToolUnavailable, "tool %s is no longer in a group the configuration allows", name)
+	case d.Reason == gate.ReasonTrustZone:
+		return refuse(RefusedToolUnavailable, "tool %s now declares %s data, above the %s zone's ceiling %s", name, d.DataClass, d.Zone, d.Ceiling)
+	}
+	return refuse(RefusedApproverNotPermitted, "%s may not use %s (%s)", who, name, d.Reason)
 }
 
 // precheck runs the checks before the state is opened: the waiting

@@ -292,16 +292,17 @@ func testApproveFourEyesSecondPerson(t *testing.T, dsn func(testing.TB) string) 
 }
 
 // TestApproveApproverGateDenies: the write tool was disabled since the
-// turn was suspended, so the approver's own gate denies it: refused,
-// released, nothing runs.
+// turn was suspended, so the approver's own gate denies it: refused as
+// the tool's unavailability (not the approver's), released, nothing runs.
 func TestApproveApproverGateDenies(t *testing.T) {
 	forStores(t, func(t *testing.T, dsn func(testing.TB) string) {
 		c := newApprovalCase(t, dsn(t), "", false)
 		if _, err := c.f.gate.Availability().SetTool(context.Background(), gate.SetToolParams{Name: "update_page_title", Enabled: false, By: "test"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.approve("admin", true, c.res.Pending.Digest); refusal(err) != agent.RefusedApproverNotPermitted {
-			t.Fatalf("approval of a disabled write: %v, want approver_not_permitted", err)
+		_, err := c.approve("admin", true, c.res.Pending.Digest)
+		if refusal(err) != agent.RefusedToolUnavailable || !strings.Contains(err.Error(), "update_page_title is disabled") {
+			t.Fatalf("approval of a disabled write: %v, want tool_unavailable naming the tool", err)
 		}
 		c.checkStillWaiting(t)
 	})

@@ -53,6 +53,9 @@ const (
 	HandBackInputAlreadyResuming  Code = "handBack.inputAlreadyResuming"
 	HandBackInputConfigOff        Code = "handBack.inputConfigOff"
 	HandBackNotAwaitingInput      Code = "handBack.notAwaitingInput"
+	// HandBackToolUnavailable: a tool of the pending turn is gone,
+	// disabled or changed since it waited; no one could release it.
+	HandBackToolUnavailable Code = "handBack.toolUnavailable"
 )
 
 // Notice codes stored with messages.
@@ -213,7 +216,7 @@ func Codes() []Code {
 		HandBackStaleTurn, HandBackAlreadyResuming, HandBackApproverNotPermitted,
 		HandBackConfigurationInactive, HandBackNotAwaitingApproval, HandBackInputStale,
 		HandBackInputInvalid, HandBackInputNotPermitted, HandBackInputAlreadyResuming,
-		HandBackInputConfigOff, HandBackNotAwaitingInput,
+		HandBackInputConfigOff, HandBackNotAwaitingInput, HandBackToolUnavailable,
 		NoticeInputAnswer, NoticeDenyReason,
 	}
 }

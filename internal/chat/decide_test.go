@@ -11,6 +11,7 @@ import (
 	"github.com/t3agent/t3agent/internal/chat"
 	"github.com/t3agent/t3agent/internal/chat/chattest"
 	"github.com/t3agent/t3agent/internal/llm/llmtest"
+	"github.com/t3agent/t3agent/internal/mcp"
 	"github.com/t3agent/t3agent/internal/store"
 )
 
@@ -132,20 +133,33 @@ func TestHandBack(t *testing.T) {
 		digest func(real string) string
 		code   chat.Code
 		cause  string
+		// before runs after the turn waits, before the decision.
+		before   func(t *testing.T, f *chattest.Fixture)
+		postgres bool
 	}{
 		{name: "stale digest", digest: func(string) string { return "stale" }, code: chat.HandBackStaleTurn, cause: "stale_turn"},
 		{name: "four eyes", config: "require_second_approver: true", digest: func(d string) string { return d },
 			code: chat.HandBackApproverNotPermitted, cause: "self_approval_denied"},
+		// The MCP server is removed by another process (its own Service
+		// on the store) while the turn waits: the approval is refused as
+		// the tool's, not the approver's.
+		{name: "tool removed elsewhere", digest: func(d string) string { return d },
+			code: chat.HandBackToolUnavailable, cause: "tool_unavailable", before: removeMCPServerElsewhere},
+		{name: "tool removed elsewhere, postgres", digest: func(d string) string { return d },
+			code: chat.HandBackToolUnavailable, cause: "tool_unavailable", before: removeMCPServerElsewhere, postgres: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := setup(t, chattest.Options{ConfigYAML: tc.config, Rounds: rounds(
+			f := setup(t, chattest.Options{Postgres: tc.postgres, ConfigYAML: tc.config, Rounds: rounds(
 				llmtest.Calls(publish("c1", "hello")),
 				llmtest.Text("Understood."),
 			)})
 			ctx := context.Background()
 			ed := f.Users["editor"]
 			id, p := waitingForApproval(t, f, "editor")
+			if tc.before != nil {
+				tc.before(t, f)
+			}
 			if _, err := f.Service.Decide(ctx, ed, chat.DecideParams{ID: id, Approve: true, Digest: tc.digest(p.Pending.Digest)}); err != nil {
 				t.Fatal(err)
 			}
@@ -176,6 +190,20 @@ func TestHandBack(t *testing.T) {
 				t.Errorf("after the denial: %+v", c)
 			}
 		})
+	}
+}
+
+// removeMCPServerElsewhere removes the fixture's MCP server through
+// another process's Service on the same store.
+func removeMCPServerElsewhere(t *testing.T, f *chattest.Fixture) {
+	t.Helper()
+	other, err := mcp.New(mcp.Params{Store: f.Store, Logger: f.Logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.Remove(context.Background(), chattest.MCPServer); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -204,6 +204,7 @@ var approvalHandBack = map[agent.RefusalCode]Code{
 	agent.RefusedConfigurationGone:    HandBackConfigurationInactive,
 	agent.RefusedOwnerCannotAct:       HandBackConfigurationInactive,
 	agent.RefusedNotWaiting:           HandBackNotAwaitingApproval,
+	agent.RefusedToolUnavailable:      HandBackToolUnavailable,
 	// The approval could not be recorded; the run waits again.
 	agent.RefusedNotAuditable: HandBackAlreadyResuming,
 }
@@ -218,6 +219,7 @@ var inputHandBack = map[agent.RefusalCode]Code{
 	agent.RefusedConfigurationGone:    HandBackInputConfigOff,
 	agent.RefusedOwnerCannotAct:       HandBackInputConfigOff,
 	agent.RefusedNotWaiting:           HandBackNotAwaitingInput,
+	agent.RefusedToolUnavailable:      HandBackToolUnavailable,
 }
 
 // HandBackCode is the hand-back code of a refusal, and false for a

@@ -321,6 +321,7 @@ var refusalCodes = map[agent.RefusalCode]struct {
 	agent.RefusedStaleTurn:            {http.StatusConflict, "staleTurn"},
 	agent.RefusedApproverNotPermitted: {http.StatusForbidden, "approverNotPermitted"},
 	agent.RefusedNotAuditable:         {http.StatusConflict, "approvalNotAuditable"},
+	agent.RefusedToolUnavailable:      {http.StatusConflict, "toolUnavailable"},
 }
 
 // classify turns an error into the client's status and body. Anything
