@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -98,7 +99,7 @@ func (tm *timers) waitFor(t *testing.T, d time.Duration) {
 	}
 }
 
-// TestWorkerReconciles: the worker's periodic reconcile hands back a
+// TestWorkerReconciles: the worker's scheduled maintenance hands back a
 // decision no slot picked up.
 func TestWorkerReconciles(t *testing.T) {
 	f := setup(t, chattest.Options{Rounds: rounds(llmtest.Calls(publish("c1", "hello")))})
@@ -107,7 +108,7 @@ func TestWorkerReconciles(t *testing.T) {
 
 	tm := newTimers()
 	const poll, every = 200 * time.Millisecond, 10 * time.Second
-	w, err := chat.NewWorker(chat.WorkerParams{Service: f.Service, Poll: poll, ReconcileEvery: every, After: tm.after})
+	w, err := chat.NewWorker(chat.WorkerParams{Service: f.Service, Poll: poll, MaintainEvery: every, After: tm.after})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,4 +208,88 @@ func TestWorkerWakesOnSend(t *testing.T) {
 	if msgs := f.Messages(t, v.Conversation.ID); len(msgs) != 2 || msgs[1].Content != "Hello back" {
 		t.Errorf("messages: %+v", msgs)
 	}
+}
+
+// TestMaintenanceFreesDeadWorkersTurns: turns a worker that died left
+// locked, one of them carrying a recorded approval, hold their user at
+// the active limit; the worker's scheduled maintenance leaves them while
+// they are fresh and fails them once stale (timedOut, the claim, run and
+// approval fields cleared), and the user can send again. On both stores.
+func TestMaintenanceFreesDeadWorkersTurns(t *testing.T) {
+	t.Parallel()
+	forStores(t, func(t *testing.T, postgres bool) {
+		f := setup(t, chattest.Options{Postgres: postgres, Rounds: rounds(llmtest.Calls(publish("c1", "hello")), llmtest.Text("Back again.")),
+			Settings: &chat.Settings{Task: chattest.Task, MaxActivePerUser: 3}})
+		ctx := context.Background()
+		ed := f.Users["editor"]
+		approved, p := waitingForApproval(t, f, "editor")
+		if _, err := f.Service.Decide(ctx, ed, chat.DecideParams{ID: approved, Approve: true, Digest: p.Pending.Digest}); err != nil {
+			t.Fatal(err)
+		}
+		ids := []int64{approved, f.Start(t, "editor", "Second"), f.Start(t, "editor", "Third")}
+		// A worker in another process claims all three and dies.
+		for range ids {
+			if _, err := f.Store.ClaimNextConversation(ctx, store.ClaimConversationParams{ClaimID: "chat:dead-host:4711"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c := f.Conversation(t, approved); c.Status != store.ConversationLocked || !c.HasPendingDecision() {
+			t.Fatalf("setup: %+v", c)
+		}
+		fourth, err := f.Service.Create(ctx, ed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		send := func() error {
+			_, err := f.Service.Send(ctx, ed, chat.SendParams{ID: fourth.Conversation.ID, Content: "Anyone there?"})
+			return err
+		}
+		wantCode(t, "a send while the dead worker's turns hold the editor", send(), chat.CodeTooManyActive, http.StatusTooManyRequests)
+
+		tm := newTimers()
+		const every = time.Minute
+		w, err := chat.NewWorker(chat.WorkerParams{Service: f.Service, Poll: time.Hour, MaintainEvery: every, After: tm.after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Start(ctx)
+		defer w.Stop()
+		// pass fires one scheduled pass; the second send is taken only
+		// once the pass is over and the next wait began.
+		pass := func() {
+			tm.ch(every) <- time.Time{}
+			tm.ch(every) <- time.Time{}
+		}
+		pass()
+		for _, id := range ids {
+			if c := f.Conversation(t, id); c.Status != store.ConversationLocked {
+				t.Fatalf("a pass failed conversation %d before it was stale: %+v", id, c)
+			}
+		}
+		f.Clock.Advance(chat.DefaultStaleAfter + time.Second)
+		pass()
+		for _, id := range ids {
+			c := f.Conversation(t, id)
+			if c.Status != store.ConversationFailed || c.ErrorCode != string(chat.CodeTimedOut) || c.ClaimID != "" || c.RunID != "" ||
+				c.Decision != "" || c.DecisionDigest != "" || c.DecisionBy != "" || c.HasPendingDecision() {
+				t.Errorf("conversation %d after the scheduled cleanup: %+v", id, c)
+			}
+		}
+		changes, cancel := f.Service.Changes(fourth.Conversation.ID)
+		defer cancel()
+		if err := send(); err != nil {
+			t.Fatalf("a send after the scheduled cleanup: %v", err)
+		}
+		deadline := time.After(time.Minute)
+		for f.Conversation(t, fourth.Conversation.ID).Status != store.ConversationIdle {
+			select {
+			case <-changes:
+			case <-deadline:
+				t.Fatalf("the turn after the cleanup did not run: %+v", f.Conversation(t, fourth.Conversation.ID))
+			}
+		}
+		if f.WriteCalls() != 0 {
+			t.Error("the approved write of a failed turn ran")
+		}
+	})
 }

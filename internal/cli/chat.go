@@ -55,7 +55,7 @@ func (a *app) chatCommand() *cobra.Command {
 		Long: "The chat's conversations are created and written through the web UI and the API; these commands " +
 			"are their consumers: `chat worker` runs queued turns until stopped (serve runs one unless --no-worker), " +
 			"`chat process ID` runs one conversation's turn, `chat cleanup` fails stale turns and archives and " +
-			"deletes old conversations (run it daily).",
+			"deletes old conversations at once (serve and chat worker also run it every chat.maintenance_interval).",
 	}
 	cmd.AddCommand(a.chatProcessCommand(), a.chatWorkerCommand(), a.chatCleanupCommand())
 	return cmd
@@ -137,7 +137,9 @@ func (a *app) chatWorkerCommand() *cobra.Command {
 		Long: "Claim queued conversations (a message sent, Retry, or an approval or answer recorded) and run their " +
 			"turns in N slots. Several workers, on several machines, may share one PostgreSQL store: a " +
 			"conversation is claimed by exactly one. SIGINT or SIGTERM stops claiming and waits for the turns in " +
-			"flight. Defaults come from chat.poll_interval and chat.worker_concurrency.",
+			"flight. Every chat.maintenance_interval (1m) it also reconciles recorded decisions and runs cleanup " +
+			"with the chat.* periods, so turns left locked by a crashed worker are freed (not with --drain). " +
+			"Defaults come from chat.poll_interval and chat.worker_concurrency.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -156,7 +158,8 @@ func (a *app) chatWorkerCommand() *cobra.Command {
 				if concurrency < 1 || concurrency > 256 {
 					return errors.New("--concurrency must be between 1 and 256")
 				}
-				w, err := chat.NewWorker(chat.WorkerParams{Service: svc, Concurrency: concurrency, Poll: poll, Logger: a.logger, Drain: drain})
+				w, err := chat.NewWorker(chat.WorkerParams{Service: svc, Concurrency: concurrency, Poll: poll, Logger: a.logger, Drain: drain,
+					MaintainEvery: r.cfg.Chat.MaintenanceInterval, After: a.env.After})
 				if err != nil {
 					return err
 				}
@@ -179,7 +182,8 @@ func (a *app) chatCleanupCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cleanup [--stale-after 5m] [--archive-after 30d] [--delete-after 90d]",
 		Short: "Fail stale turns, archive idle conversations and delete old archived ones",
-		Long: "Run it daily (cron or a systemd timer). In order: a turn queued or running for longer than " +
+		Long: "serve and chat worker run it every chat.maintenance_interval with the chat.* periods; run it by " +
+			"hand for other periods, or where no serve or chat worker runs. In order: a turn queued or running for longer than " +
 			"--stale-after fails with code timedOut and its recorded decision is cleared, so a Retry cannot replay " +
 			"an old approval; an idle, unpinned conversation untouched for --archive-after is archived; an archived " +
 			"one untouched for --delete-after is deleted with its messages. 0 skips archiving or deleting. " +

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -35,6 +36,10 @@ type Env struct {
 	// WorkDir resolves the default configuration locations; empty means
 	// the process's working directory.
 	WorkDir string
+	// After is the timer of the chat's schedules (worker polls,
+	// maintenance passes) in serve and chat worker; nil means
+	// time.After. Tests inject one to fire them without waiting.
+	After func(time.Duration) <-chan time.Time
 }
 
 // app carries the global flags and the shared set-up of one invocation.

@@ -211,7 +211,8 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 	}
 	if !opts.noChatWorker {
 		cw, err := chat.NewWorker(chat.WorkerParams{
-			Service: chatSvc, Concurrency: cfg.Chat.WorkerConcurrency, Poll: cfg.Chat.PollInterval, Logger: a.logger,
+			Service: chatSvc, Concurrency: cfg.Chat.WorkerConcurrency, Poll: cfg.Chat.PollInterval,
+			MaintainEvery: cfg.Chat.MaintenanceInterval, After: a.env.After, Logger: a.logger,
 		})
 		if err != nil {
 			return err
@@ -219,6 +220,17 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 		cw.Start(ctx)
 		// Stop waits for the turns in flight, before the store closes.
 		defer cw.Stop()
+	} else {
+		// The chat workers run elsewhere; a turn a crashed one left locked
+		// still blocks this serve's users, so it maintains all the same.
+		m, err := chat.NewMaintainer(chat.MaintainerParams{
+			Service: chatSvc, Every: cfg.Chat.MaintenanceInterval, After: a.env.After, Logger: a.logger,
+		})
+		if err != nil {
+			return err
+		}
+		m.Start(ctx)
+		defer m.Stop()
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {

@@ -133,6 +133,11 @@ type Chat struct {
 	ReconcileGrace time.Duration `yaml:"reconcile_grace"`
 	// PollInterval is how often an idle chat worker looks for turns.
 	PollInterval time.Duration `yaml:"poll_interval"`
+	// MaintenanceInterval is how often serve and every chat worker run
+	// reconcile and cleanup (stale turns failed, idle conversations
+	// archived, archived ones deleted), so that a turn left locked by a
+	// crashed process is freed without an operator.
+	MaintenanceInterval time.Duration `yaml:"maintenance_interval"`
 	// WorkerConcurrency is how many turns one chat worker runs at once.
 	WorkerConcurrency int `yaml:"worker_concurrency"`
 }
@@ -147,6 +152,8 @@ const (
 	maxChatWorkerConcurrency = 256
 	minChatPollInterval      = 10 * time.Millisecond
 	maxChatPollInterval      = time.Minute
+	minChatMaintenance       = time.Second
+	maxChatMaintenance       = 24 * time.Hour
 	// A message of MaxMessageLength characters must fit the store's byte
 	// limit even when every character takes four bytes in UTF-8.
 	maxChatMessageLength = store.MaxChatMessageLen / 4
@@ -164,6 +171,7 @@ func DefaultChat() Chat {
 		DeleteAfter:             chat.DefaultDeleteAfter,
 		ReconcileGrace:          chat.DefaultReconcileGrace,
 		PollInterval:            chat.DefaultPollInterval,
+		MaintenanceInterval:     chat.DefaultMaintainEvery,
 		WorkerConcurrency:       DefaultChatWorkerConcurrency,
 	}
 }
@@ -239,6 +247,9 @@ func (c Chat) check() error {
 	}
 	if c.PollInterval < minChatPollInterval || c.PollInterval > maxChatPollInterval {
 		return fmt.Errorf("chat.poll_interval: must be a duration between %s and %s such as 200ms", minChatPollInterval, maxChatPollInterval)
+	}
+	if c.MaintenanceInterval < minChatMaintenance || c.MaintenanceInterval > maxChatMaintenance {
+		return fmt.Errorf("chat.maintenance_interval: must be a duration between %s and %s such as 1m", minChatMaintenance, maxChatMaintenance)
 	}
 	if c.WorkerConcurrency < 1 || c.WorkerConcurrency > maxChatWorkerConcurrency {
 		return fmt.Errorf("chat.worker_concurrency: must be between 1 and %d", maxChatWorkerConcurrency)

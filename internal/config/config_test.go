@@ -297,7 +297,8 @@ func TestChat(t *testing.T) {
 	if ds.Task != "" || ds.AllowedGroups != nil || ds.GroupTasks != nil || ds.MaxActivePerUser != chat.DefaultMaxActivePerUser ||
 		ds.MaxConversationsPerUser != chat.DefaultMaxConversationsPerUser || ds.MaxMessageLength != chat.DefaultMaxMessageLength ||
 		ds.StaleAfter != chat.DefaultStaleAfter || ds.ArchiveAfter != chat.DefaultArchiveAfter || ds.DeleteAfter != chat.DefaultDeleteAfter ||
-		ds.ReconcileGrace != chat.DefaultReconcileGrace || def.Chat.PollInterval != chat.DefaultPollInterval {
+		ds.ReconcileGrace != chat.DefaultReconcileGrace || def.Chat.PollInterval != chat.DefaultPollInterval ||
+		def.Chat.MaintenanceInterval != time.Minute {
 		t.Errorf("default settings: %+v", ds)
 	}
 
@@ -313,6 +314,7 @@ func TestChat(t *testing.T) {
   delete_after: 2160h
   reconcile_grace: 1m
   poll_interval: 500ms
+  maintenance_interval: 30s
   worker_concurrency: 8
 `), []string{"T3AGENT_CHAT_ALLOWED_GROUPS= 3, 7,,3 ", "T3AGENT_CHAT_MAX_ACTIVE_PER_USER=5", "T3AGENT_CHAT_STALE_AFTER=2m"})
 	if err != nil {
@@ -332,7 +334,7 @@ func TestChat(t *testing.T) {
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("settings\n got %+v\nwant %+v", s, want)
 	}
-	if cfg.Chat.PollInterval != 500*time.Millisecond || cfg.Chat.WorkerConcurrency != 8 {
+	if cfg.Chat.PollInterval != 500*time.Millisecond || cfg.Chat.WorkerConcurrency != 8 || cfg.Chat.MaintenanceInterval != 30*time.Second {
 		t.Errorf("worker keys: %+v", cfg.Chat)
 	}
 
@@ -361,6 +363,8 @@ func TestChat(t *testing.T) {
 		{site, []string{"T3AGENT_CHAT_RECONCILE_GRACE=0s"}, "chat.reconcile_grace: must be a positive duration"},
 		{site, []string{"T3AGENT_CHAT_POLL_INTERVAL=1ms"}, "chat.poll_interval: must be a duration between 10ms and 1m0s"},
 		{site, []string{"T3AGENT_CHAT_POLL_INTERVAL=2m"}, "chat.poll_interval: must be a duration between"},
+		{site, []string{"T3AGENT_CHAT_MAINTENANCE_INTERVAL=0s"}, "chat.maintenance_interval: must be a duration between 1s and 24h0m0s"},
+		{site, []string{"T3AGENT_CHAT_MAINTENANCE_INTERVAL=48h"}, "chat.maintenance_interval: must be a duration between"},
 		{site, []string{"T3AGENT_CHAT_WORKER_CONCURRENCY=0"}, "chat.worker_concurrency: must be between 1 and 256"},
 		{site, []string{"T3AGENT_CHAT_WORKER_CONCURRENCY=257"}, "chat.worker_concurrency: must be between 1 and 256"},
 	} {
