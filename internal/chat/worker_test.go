@@ -52,53 +52,6 @@ func TestWorkersNeverShareATurn(t *testing.T) {
 	})
 }
 
-// timers is an injected After: it reports every wait on waits and fires
-// only when the test sends on the channel of that duration.
-type timers struct {
-	waits chan time.Duration
-	mu    sync.Mutex
-	chans map[time.Duration]chan time.Time
-}
-
-func newTimers() *timers {
-	return &timers{waits: make(chan time.Duration, 64), chans: map[time.Duration]chan time.Time{}}
-}
-
-func (tm *timers) ch(d time.Duration) chan time.Time {
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
-	c, ok := tm.chans[d]
-	if !ok {
-		c = make(chan time.Time)
-		tm.chans[d] = c
-	}
-	return c
-}
-
-func (tm *timers) after(d time.Duration) <-chan time.Time {
-	select {
-	case tm.waits <- d:
-	default:
-	}
-	return tm.ch(d)
-}
-
-// waitFor waits until a wait of d began.
-func (tm *timers) waitFor(t *testing.T, d time.Duration) {
-	t.Helper()
-	deadline := time.After(time.Minute)
-	for {
-		select {
-		case got := <-tm.waits:
-			if got == d {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("no wait of %s began", d)
-		}
-	}
-}
-
 // TestWorkerReconciles: the worker's scheduled maintenance hands back a
 // decision no slot picked up.
 func TestWorkerReconciles(t *testing.T) {
@@ -106,9 +59,9 @@ func TestWorkerReconciles(t *testing.T) {
 	ctx := context.Background()
 	id, p := waitingForApproval(t, f, "editor")
 
-	tm := newTimers()
+	tm := chattest.NewTimers()
 	const poll, every = 200 * time.Millisecond, 10 * time.Second
-	w, err := chat.NewWorker(chat.WorkerParams{Service: f.Service, Poll: poll, MaintainEvery: every, After: tm.after})
+	w, err := chat.NewWorker(chat.WorkerParams{Service: f.Service, Poll: poll, MaintainEvery: every, After: tm.After})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +71,7 @@ func TestWorkerReconciles(t *testing.T) {
 	// comes. The decision is recorded by another process (another
 	// Service on the same store), which wakes no slot of this one: it is
 	// left to reconcile.
-	tm.waitFor(t, poll)
+	tm.WaitFor(t, poll)
 	elsewhere, err := chat.New(chat.Params{Store: f.Store, Runtime: f.Runtime, Tasks: f.Tasks, Users: f.Site, Now: f.Clock.Now, Logger: f.Logger})
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +82,7 @@ func TestWorkerReconciles(t *testing.T) {
 	changes, cancel := f.Service.Changes(id)
 	defer cancel()
 	f.Clock.Advance(chat.DefaultReconcileGrace + time.Second)
-	tm.ch(every) <- time.Time{}
+	tm.Ch(every) <- time.Time{}
 	select {
 	case <-changes:
 	case <-time.After(time.Minute):
@@ -154,8 +107,8 @@ func TestWorkerStopFinishesTurns(t *testing.T) {
 	f := setup(t, chattest.Options{Rounds: rounds(r)})
 	id := f.Start(t, "editor", "Hello")
 	queued := f.Start(t, "admin", "Not yet")
-	tm := newTimers()
-	w, err := chat.NewWorker(chat.WorkerParams{Service: f.Service, Concurrency: 1, After: tm.after})
+	tm := chattest.NewTimers()
+	w, err := chat.NewWorker(chat.WorkerParams{Service: f.Service, Concurrency: 1, After: tm.After})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,14 +133,14 @@ func TestWorkerStopFinishesTurns(t *testing.T) {
 // comes here).
 func TestWorkerWakesOnSend(t *testing.T) {
 	f := setup(t, chattest.Options{Rounds: rounds(llmtest.Text("Hello back"))})
-	tm := newTimers()
-	w, err := chat.NewWorker(chat.WorkerParams{Service: f.Service, Poll: time.Hour, After: tm.after})
+	tm := chattest.NewTimers()
+	w, err := chat.NewWorker(chat.WorkerParams{Service: f.Service, Poll: time.Hour, After: tm.After})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.Start(context.Background())
 	defer w.Stop()
-	tm.waitFor(t, time.Hour)
+	tm.WaitFor(t, time.Hour)
 	v, err := f.Service.Create(context.Background(), f.Users["editor"])
 	if err != nil {
 		t.Fatal(err)
@@ -246,20 +199,15 @@ func TestMaintenanceFreesDeadWorkersTurns(t *testing.T) {
 		}
 		wantCode(t, "a send while the dead worker's turns hold the editor", send(), chat.CodeTooManyActive, http.StatusTooManyRequests)
 
-		tm := newTimers()
+		tm := chattest.NewTimers()
 		const every = time.Minute
-		w, err := chat.NewWorker(chat.WorkerParams{Service: f.Service, Poll: time.Hour, MaintainEvery: every, After: tm.after})
+		w, err := chat.NewWorker(chat.WorkerParams{Service: f.Service, Poll: time.Hour, MaintainEvery: every, After: tm.After})
 		if err != nil {
 			t.Fatal(err)
 		}
 		w.Start(ctx)
 		defer w.Stop()
-		// pass fires one scheduled pass; the second send is taken only
-		// once the pass is over and the next wait began.
-		pass := func() {
-			tm.ch(every) <- time.Time{}
-			tm.ch(every) <- time.Time{}
-		}
+		pass := func() { tm.Pass(every) }
 		pass()
 		for _, id := range ids {
 			if c := f.Conversation(t, id); c.Status != store.ConversationLocked {
