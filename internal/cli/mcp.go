@@ -462,14 +462,69 @@ func (a *app) mcpToggleCommand(enable bool) *cobra.Command {
 					return err
 				}
 				msg := fmt.Sprintf("The MCP server %s is %sd.", s.Identifier, use)
-				if enable && s.Inert() {
-					msg += " It has no data class, so its tools stay inert."
+				if enable {
+					usable, err := usability(cmd.Context(), r, s)
+					if err != nil {
+						return err
+					}
+					msg += " " + usable
 				}
 				_, err = fmt.Fprintln(a.env.Stdout, msg)
 				return err
 			})
 		},
 	}
+}
+
+// usability says whether an enabled server's tools are usable as
+// declared, or exactly which toggle still keeps them (or some of them)
+// off, with the command that turns it on.
+func usability(ctx context.Context, r *runtime, s mcp.Server) (string, error) {
+	id, group := s.Identifier, mcp.Group(s.Identifier)
+	tools, err := r.mcp.Tools(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	ov, err := r.gate.Availability().Load(ctx)
+	if err != nil {
+		return "", err
+	}
+	var live, off []string
+	for _, t := range tools {
+		if t.Orphaned {
+			continue
+		}
+		live = append(live, t.Name)
+		if on, set := ov.ToolOverride(t.Name); set && !on {
+			off = append(off, t.Name)
+		}
+	}
+	var blocked []string
+	if s.Inert() {
+		blocked = append(blocked, fmt.Sprintf("it has no data class (t3agent mcp set %s --data-class CLASS)", id))
+	}
+	if len(live) == 0 {
+		blocked = append(blocked, fmt.Sprintf("its catalogue has no tools (t3agent mcp import %s)", id))
+	}
+	if !ov.GroupEnabled(group) {
+		blocked = append(blocked, fmt.Sprintf("its tool group %s is disabled (t3agent tools enable --group %s)", group, group))
+	}
+	if len(blocked) > 0 {
+		return "Its tools are still off: " + strings.Join(blocked, "; ") + ".", nil
+	}
+	approval, audience := "approval required", "admins only"
+	if !s.RequiresApproval {
+		approval = "approval for writes only"
+	}
+	if !s.AdminOnly {
+		audience = "every user the gate admits"
+	}
+	declared := fmt.Sprintf("as declared (%s, %s, %s, %s)", s.DataClass, s.Effect, approval, audience)
+	if len(off) == 0 {
+		return fmt.Sprintf("Its %d tool(s) are usable %s.", len(live), declared), nil
+	}
+	return fmt.Sprintf("%d of its %d tool(s) are usable %s; disabled by their own override: %s (t3agent tools enable NAME).",
+		len(live)-len(off), len(live), declared, strings.Join(off, ", ")), nil
 }
 
 func (a *app) mcpRemoveCommand() *cobra.Command {

@@ -227,23 +227,44 @@ func TestMCPCommands(t *testing.T) {
 		t.Errorf("mcp ping URL = %q", out)
 	}
 
-	// A disabled server's tools are not registered; enabled, they are off
-	// until a tool is enabled; then the gate lets the admin call it.
+	// A disabled server's tools are not registered; enabled, they are
+	// usable as declared, and mcp enable says so, or names exactly the
+	// toggle that still keeps them off.
 	if d := c.decisions(); len(d) != 0 {
 		t.Errorf("tools of a disabled server are registered: %+v", d)
 	}
 	c.tools("tools call mcp_docs_echo before", "is not available", "tools", "call", "mcp_docs_echo", "--as", "admin", "--args", `{"text":"x"}`)
-	if out := c.ok("mcp", "enable", "docs", "--as", "admin"); !strings.Contains(out, "The MCP server docs is enabled.") {
+	if out := c.ok("mcp", "enable", "docs", "--as", "admin"); !strings.Contains(out, "The MCP server docs is enabled. Its 2 tool(s) are usable as declared (editorContent, read_only, approval for writes only, admins only).") {
 		t.Errorf("mcp enable = %q", out)
 	}
 	d := c.decisions()
-	if len(d) != 2 || d["mcp_docs_echo"].Allowed || d["mcp_docs_echo"].Reason != "tool_disabled" || d["mcp_docs_echo"].Group != "mcp_docs" {
-		t.Errorf("after mcp enable: %+v; want both tools registered, off (tool_disabled), in group mcp_docs", d)
+	if len(d) != 2 || !d["mcp_docs_echo"].Allowed || !d["mcp_docs_shout"].Allowed || d["mcp_docs_echo"].Group != "mcp_docs" {
+		t.Errorf("after mcp enable: %+v; want both tools registered and allowed, in group mcp_docs", d)
 	}
-	c.ok("tools", "enable", "mcp_docs_echo", "--as", "admin")
+	c.ok("tools", "disable", "mcp_docs_shout", "--as", "admin")
 	d = c.decisions()
-	if !d["mcp_docs_echo"].Allowed || d["mcp_docs_shout"].Allowed {
-		t.Errorf("after tools enable mcp_docs_echo: %+v", d)
+	if !d["mcp_docs_echo"].Allowed || d["mcp_docs_shout"].Allowed || d["mcp_docs_shout"].Reason != "tool_disabled" {
+		t.Errorf("after tools disable mcp_docs_shout: %+v", d)
+	}
+	for _, x := range []struct {
+		set, unset []string
+		want       string
+	}{
+		{nil, nil, "1 of its 2 tool(s) are usable as declared (editorContent, read_only, approval for writes only, admins only); disabled by their own override: mcp_docs_shout (t3agent tools enable NAME)."},
+		{[]string{"tools", "disable", "--group", "mcp_docs"}, []string{"tools", "enable", "--group", "mcp_docs"},
+			"Its tools are still off: its tool group mcp_docs is disabled (t3agent tools enable --group mcp_docs)."},
+		{[]string{"mcp", "set", "docs", "--clear-data-class"}, []string{"mcp", "set", "docs", "--data-class", "editorContent"},
+			"Its tools are still off: it has no data class (t3agent mcp set docs --data-class CLASS)."},
+	} {
+		if x.set != nil {
+			c.ok(append(x.set, "--as", "admin")...)
+		}
+		if out := c.ok("mcp", "enable", "docs", "--as", "admin"); !strings.Contains(out, x.want) {
+			t.Errorf("mcp enable after %v = %q, want %q", x.set, out, x.want)
+		}
+		if x.unset != nil {
+			c.ok(append(x.unset, "--as", "admin")...)
+		}
 	}
 	n = srv.requests()
 	if out := c.ok("tools", "call", "mcp_docs_echo", "--as", "admin", "--args", `{"text":"through the gate"}`); strings.TrimSpace(out) != "echo: through the gate" {
