@@ -4,11 +4,13 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"runtime"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/t3agent/t3agent/internal/dbtest"
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/mcp"
 	"github.com/t3agent/t3agent/internal/tool"
@@ -104,4 +106,42 @@ func benchToolsCall(b *testing.B, kind serverKind) {
 			_ = cs.Close()
 		}
 	})
+}
+
+// BenchmarkOfferWithCatalogue is a turn's offer (gate.Offer for an admin,
+// the overrides and the enforcement setting loaded) over a registry whose
+// only provider is the MCP catalogue: one enabled server with six
+// imported tools, unchanged between offers, on SQLite and PostgreSQL.
+func BenchmarkOfferWithCatalogue(b *testing.B) {
+	for _, db := range []struct {
+		name string
+		dsn  func(b *testing.B) string
+	}{
+		{"sqlite", func(b *testing.B) string { return "sqlite:" + filepath.Join(b.TempDir(), "t3agent.db") }},
+		{"postgres", func(b *testing.B) string { return dbtest.Postgres(b) }},
+	} {
+		b.Run(db.name, func(b *testing.B) {
+			srv := startSDKServer(b, serverKinds[3], false)
+			p := newProcess(b, db.dsn(b), slog.New(slog.DiscardHandler))
+			if _, err := p.svc.Add(b.Context(), mcp.AddParams{Identifier: "docs", URL: srv.URL, DataClass: tool.EditorContent, Enabled: true, By: "admin"}); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := p.svc.Import(b.Context(), mcp.ImportParams{Server: "docs", Registry: p.reg}); err != nil {
+				b.Fatal(err)
+			}
+			// Each tool enabled by its own override, as installations do.
+			for _, e := range p.reg.List(b.Context()) {
+				if _, err := p.gate.Availability().SetTool(b.Context(), gate.SetToolParams{Name: e.Spec.Name, Enabled: true, By: "admin"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			params := gate.OfferParams{Actor: admin(), Config: gate.Config{Name: "bench", TrustZone: tool.ZoneLocal}}
+			for b.Loop() {
+				o, err := p.gate.Offer(b.Context(), params)
+				if err != nil || o.Len() != 6 {
+					b.Fatalf("offer of %d tools: %v", o.Len(), err)
+				}
+			}
+		})
+	}
 }

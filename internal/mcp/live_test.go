@@ -24,7 +24,7 @@ type process struct {
 	gated
 }
 
-func newProcess(t *testing.T, dsn string, log *slog.Logger) *process {
+func newProcess(t testing.TB, dsn string, log *slog.Logger) *process {
 	t.Helper()
 	st, err := store.Open(t.Context(), dsn, store.OpenParams{Logger: log})
 	if err != nil {
