@@ -51,25 +51,34 @@ func New(ctx context.Context, drv Driver, params OpenParams) (Store, error) {
 	return s, nil
 }
 
-func (s *sqlStore) migrate(ctx context.Context) error {
+// migrator is goose's provider over the driver's migrations. It is not
+// closed: its Close would close the driver's writer pool.
+func migrator(drv Driver, log *slog.Logger) (*goose.Provider, error) {
 	opts := []goose.ProviderOption{
 		goose.WithDisableGlobalRegistry(true),
-		goose.WithSlog(s.log),
+		goose.WithSlog(log),
 	}
-	if s.drv.Dialect() == goose.DialectPostgres {
+	if drv.Dialect() == goose.DialectPostgres {
 		// Several processes may start at once; the advisory lock lets one
 		// migrate while the others wait (polled each second, 5 minutes at most).
 		locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
 		if err != nil {
-			return fmt.Errorf("store: cannot set up the migration lock: %w", err)
+			return nil, fmt.Errorf("store: cannot set up the migration lock: %w", err)
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
-	p, err := goose.NewProvider(s.drv.Dialect(), s.w, s.drv.Migrations(), opts...)
+	p, err := goose.NewProvider(drv.Dialect(), drv.Writer(), drv.Migrations(), opts...)
 	if err != nil {
-		return fmt.Errorf("store: cannot load the %s migrations: %w", s.drv.Dialect(), err)
+		return nil, fmt.Errorf("store: cannot load the %s migrations: %w", drv.Dialect(), err)
 	}
-	// p is not closed: its Close would close our writer pool.
+	return p, nil
+}
+
+func (s *sqlStore) migrate(ctx context.Context) error {
+	p, err := migrator(s.drv, s.log)
+	if err != nil {
+		return err
+	}
 
 	// SQLite has no migration lock, so a second process may apply a step
 	// between our look and our attempt; goose then fails on that step. We
