@@ -97,6 +97,7 @@ func NewRootCommand(env Env) *cobra.Command {
 		a.runCommand(), a.runsCommand(), a.workerCommand(),
 		a.applyCommand(), a.configCommand(), a.usageCommand(),
 		a.chatCommand(), a.tokenCommand(),
+		a.backupCommand(), a.restoreCommand(), a.storeCommand(),
 	)
 	return root
 }
