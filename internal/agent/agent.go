@@ -9,6 +9,8 @@ import (
 	"os"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/t3agent/t3agent/internal/agentconfig"
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/llm"
@@ -182,6 +184,11 @@ type Params struct {
 	// them Approve, SubmitInput and RunQueued refuse.
 	Configs ConfigSource
 	Users   UserSource
+	// TracerProvider makes the spans of run segments, rounds and provider
+	// calls; nil makes none. TraceContent puts prompts and completions on
+	// the provider spans, redacted by the run's guardrails first.
+	TracerProvider trace.TracerProvider
+	TraceContent   bool
 }
 
 // Runtime runs agent turns. It is safe for concurrent use; each Run keeps
@@ -198,6 +205,7 @@ type Runtime struct {
 	node    string // "<host>:<pid>" in lease owners
 	configs ConfigSource
 	users   UserSource
+	spans   spans
 }
 
 // New returns a runtime.
@@ -206,7 +214,7 @@ func New(p Params) (*Runtime, error) {
 		return nil, errors.New("agent: a gate, a store, providers and telemetry are required")
 	}
 	rt := &Runtime{gate: p.Gate, st: p.Store, prov: p.Providers, keyring: p.Keyring, tel: p.Telemetry, now: p.Now, log: p.Logger, owner: p.LeaseOwner,
-		configs: p.Configs, users: p.Users}
+		configs: p.Configs, users: p.Users, spans: newSpans(p.TracerProvider, p.TraceContent)}
 	if rt.now == nil {
 		rt.now = time.Now
 	}

@@ -64,8 +64,10 @@ func (m *metered) Name() string { return m.inner.Name() }
 
 func (m *metered) Chat(ctx context.Context, req llm.Request) (llm.Response, error) {
 	r := m.r
+	ctx, span := r.rt.spans.chat(ctx, m.entry, req)
 	start := r.rt.now()
 	resp, err := m.inner.Chat(ctx, req)
+	r.rt.spans.chatDone(ctx, span, r, m.inner.Name(), req, resp, err)
 	p := telemetry.CallParams{
 		RunID: r.id, Source: r.req.Caller.Source, Operation: r.req.Caller.Operation, Username: r.username(),
 		RequestedConfiguration: r.conf.Identifier, Entry: m.entry.Entry, FallbackIndex: m.entry.index,

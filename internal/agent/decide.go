@@ -154,6 +154,8 @@ type parked struct {
 func (rt *Runtime) Approve(ctx context.Context, p ApproveParams) (res Result, err error) {
 	// res is named so that a panic recovered by guard still reports the
 	// failed run.
+	ctx, span := rt.spans.segment(ctx, "approve", p.RunID, nil, Caller{})
+	defer func() { rt.spans.end(span, res, err) }()
 	pk, err := rt.precheck(ctx, p.RunID, store.RunWaitingForApproval, p.Approver, p.Access)
 	if err != nil {
 		return Result{}, err
@@ -217,6 +219,8 @@ func (rt *Runtime) Approve(ctx context.Context, p ApproveParams) (res Result, er
 // only the keys the schema declares overlaid on the input call's
 // arguments.
 func (rt *Runtime) SubmitInput(ctx context.Context, p SubmitInputParams) (res Result, err error) {
+	ctx, span := rt.spans.segment(ctx, "input", p.RunID, nil, Caller{})
+	defer func() { rt.spans.end(span, res, err) }()
 	pk, err := rt.precheck(ctx, p.RunID, store.RunWaitingForInput, p.Submitter, p.Access)
 	if err != nil {
 		return Result{}, err

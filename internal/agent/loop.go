@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/t3agent/t3agent/internal/agentconfig"
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/guardrail"
@@ -58,6 +60,8 @@ type run struct {
 	// beside collects the text the model wrote in this segment's rounds
 	// beside its tool calls, for Result.Beside.
 	beside []string
+	// roundSpan is the span of the round under way.
+	roundSpan trace.Span
 }
 
 // ending is how the loop stopped, before it is settled.
@@ -93,6 +97,8 @@ func internalFailure() ending {
 // never panics and never returns a Go error: failures are outcomes.
 func (rt *Runtime) Run(ctx context.Context, req Request) (res Result) {
 	r := &run{rt: rt, req: req, cfg: req.Config, cal: InitialCalibration, owner: rt.owner}
+	ctx, span := rt.spans.segment(ctx, "run", "", req.Config, req.Caller)
+	defer func() { rt.spans.end(span, res, nil) }() // after the recover below has set res
 	defer func() {
 		if v := recover(); v != nil {
 			rt.log.ErrorContext(ctx, "agent run panicked", "run_id", r.id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
@@ -157,6 +163,7 @@ func (r *run) prepare(ctx context.Context) *ending {
 		return &e
 	}
 	r.pipeline = pl
+	r.rt.spans.named(ctx, r.conf.Identifier)
 	return r.buildChain(ctx)
 }
 
@@ -209,9 +216,11 @@ func (r *run) offer(ctx context.Context) *ending {
 // rounds runs up to the round cap of this segment; round numbers in
 // events continue after base (the rounds of earlier segments).
 func (r *run) rounds(ctx context.Context, msgs []llm.Message, base int) ending {
+	defer r.endRound()
 	maxRounds := r.maxRounds()
 	for i := 1; i <= maxRounds; i++ {
 		round := base + i
+		ctx := r.beginRound(ctx, round)
 		resp, e := r.call(ctx, round, msgs, r.defs, false)
 		if e != nil {
 			return *e
@@ -239,6 +248,7 @@ func (r *run) rounds(ctx context.Context, msgs []llm.Message, base int) ending {
 	// The cap came with calls still pending: one last call, without
 	// tools, for the answer.
 	r.prog.Truncated = true
+	ctx = r.beginRound(ctx, base+maxRounds+1)
 	resp, e := r.call(ctx, base+maxRounds+1, msgs, nil, true)
 	if e != nil {
 		return *e

@@ -8,11 +8,14 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/t3agent/t3agent/internal/agentconfig"
 	"github.com/t3agent/t3agent/internal/llm"
 	"github.com/t3agent/t3agent/internal/llm/anthropic"
 	"github.com/t3agent/t3agent/internal/llm/gemini"
 	"github.com/t3agent/t3agent/internal/llm/openai"
+	"github.com/t3agent/t3agent/internal/tracing"
 )
 
 // Keys opens a provider's API key and header values at the moment of use;
@@ -34,6 +37,10 @@ type ProvidersParams struct {
 	// from the provider's timeout.
 	HTTPClient *http.Client
 	Logger     *slog.Logger
+	// TracerProvider, when set, makes every provider request a client
+	// span carrying the W3C trace context (traceparent) to the provider,
+	// which an OpenAI-compatible gateway joins to its own trace.
+	TracerProvider trace.TracerProvider
 }
 
 // Providers builds one resilient stack per provider record (a circuit
@@ -86,13 +93,18 @@ func (ps *Providers) Provider(ctx context.Context, e agentconfig.Entry) (llm.Pro
 		llm.Provider
 		Close()
 	}
+	hc := ps.p.HTTPClient
+	if hc == nil && ps.p.TracerProvider != nil {
+		hc = llm.NewHTTPClient(llm.HTTPClientParams{Timeout: timeout})
+		hc.Transport = tracing.Transport(hc.Transport, ps.p.TracerProvider)
+	}
 	switch rec.Adapter {
 	case agentconfig.AdapterOpenAI, agentconfig.AdapterOpenAICompatible:
-		adapter, err = openai.New(openai.Params{Name: rec.Identifier, BaseURL: rec.Endpoint, APIKey: key, Headers: headers, HTTPClient: ps.p.HTTPClient, Timeout: timeout})
+		adapter, err = openai.New(openai.Params{Name: rec.Identifier, BaseURL: rec.Endpoint, APIKey: key, Headers: headers, HTTPClient: hc, Timeout: timeout})
 	case agentconfig.AdapterAnthropic:
-		adapter, err = anthropic.New(anthropic.Params{Name: rec.Identifier, BaseURL: rec.Endpoint, APIKey: key, Headers: headers, HTTPClient: ps.p.HTTPClient, Timeout: timeout})
+		adapter, err = anthropic.New(anthropic.Params{Name: rec.Identifier, BaseURL: rec.Endpoint, APIKey: key, Headers: headers, HTTPClient: hc, Timeout: timeout})
 	case agentconfig.AdapterGemini:
-		adapter, err = gemini.New(ctx, gemini.Params{Name: rec.Identifier, BaseURL: rec.Endpoint, APIKey: key, Headers: headers, HTTPClient: ps.p.HTTPClient, Timeout: timeout})
+		adapter, err = gemini.New(ctx, gemini.Params{Name: rec.Identifier, BaseURL: rec.Endpoint, APIKey: key, Headers: headers, HTTPClient: hc, Timeout: timeout})
 	default:
 		return nil, fmt.Errorf("provider %q: adapter %q is not supported", rec.Identifier, rec.Adapter)
 	}

@@ -141,6 +141,8 @@ func (rt *Runtime) RunQueued(ctx context.Context, p RunQueuedParams) (res Result
 		return Result{}, false
 	}
 	ctx = mcp.WithCallBudget(ctx, mcp.NewCallBudget(mcp.CallsPerSegment))
+	ctx, span := rt.spans.segment(ctx, "queued", c.ID, nil, Caller{})
+	defer func() { rt.spans.end(span, res, nil) }() // after the guard below has set res
 	r := &run{rt: rt, id: c.ID, owner: owner, created: true, cal: InitialCalibration, prog: c.RunProgress, requeues: c.RequeueCount, queued: true}
 	r.rec = &recorder{runID: c.ID, seq: c.NextSeq, full: c.Privacy == string(agentconfig.PrivacyFull), now: rt.now, onEvent: p.OnEvent}
 	r.usage = llm.Usage{InputTokens: int(c.InputTokens), OutputTokens: int(c.OutputTokens)}

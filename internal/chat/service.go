@@ -12,9 +12,12 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/t3agent/t3agent/internal/agent"
 	"github.com/t3agent/t3agent/internal/agentconfig"
 	"github.com/t3agent/t3agent/internal/store"
+	"github.com/t3agent/t3agent/internal/tracing"
 	"github.com/t3agent/t3agent/internal/typo3"
 )
 
@@ -65,6 +68,9 @@ type Params struct {
 	// ClaimPrefix starts every claim id this Service writes; "" means
 	// "chat:<host>:<pid>".
 	ClaimPrefix string
+	// TracerProvider makes a span of every turn a consumer runs; nil
+	// makes none.
+	TracerProvider trace.TracerProvider
 }
 
 // Service is the chat: conversations, their turns and the decisions made
@@ -87,6 +93,7 @@ type Service struct {
 	// queued is signalled when this process queues a turn, so that an
 	// idle worker slot claims it at once instead of at its next poll.
 	queued chan struct{}
+	tracer trace.Tracer
 }
 
 // New returns a Service.
@@ -96,7 +103,7 @@ func New(p Params) (*Service, error) {
 	}
 	s := &Service{st: p.Store, rt: p.Runtime, tasks: p.Tasks, users: p.Users, set: withDefaults(p.Settings),
 		siteName: p.SiteName, now: p.Now, log: p.Logger, prefix: p.ClaimPrefix, subs: map[int64]map[chan struct{}]struct{}{},
-		queued: make(chan struct{}, 1)}
+		queued: make(chan struct{}, 1), tracer: tracing.Tracer(p.TracerProvider)}
 	if s.now == nil {
 		s.now = time.Now
 	}

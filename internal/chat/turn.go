@@ -47,8 +47,11 @@ func (s *Service) claim(ctx context.Context, id int64) (bool, error) {
 		return false, err
 	}
 	s.notify(c.ID)
+	ctx, span := s.startTurn(ctx, c)
 	t := &turn{s: s, c: c, claim: claim}
-	return true, t.process(ctx)
+	err = t.process(ctx)
+	endTurn(span, err)
+	return true, err
 }
 
 // turn is one claimed conversation; it lives on one goroutine.

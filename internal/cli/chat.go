@@ -27,7 +27,7 @@ func (a *app) chatService(r *runtime, rt *agent.Runtime, cfgs *agentconfig.Servi
 	}
 	return chat.New(chat.Params{
 		Store: r.store, Runtime: rt, Tasks: cfgs, Users: r.site, Settings: settings,
-		SiteName: r.cfg.Site.Name, Now: time.Now, Logger: a.logger,
+		SiteName: r.cfg.Site.Name, Now: time.Now, Logger: a.logger, TracerProvider: r.tracerProvider(),
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/t3agent/t3agent/internal/config"
 	"github.com/t3agent/t3agent/internal/mcp"
@@ -23,7 +24,7 @@ import (
 // allow-list and deadline of the mcp.* configuration keys. A missing
 // master key is not an error: servers without a credential still work,
 // and storing or using a credential then fails with a clear sentence.
-func (a *app) openMCP(_ context.Context, cfg config.Config, st store.Store) (*secret.Keyring, *mcp.Service, error) {
+func (a *app) openMCP(_ context.Context, cfg config.Config, st store.Store, tp trace.TracerProvider) (*secret.Keyring, *mcp.Service, error) {
 	keys, err := cfg.Keyring()
 	if errors.Is(err, config.ErrNoMasterKey) {
 		keys, err = nil, nil
@@ -33,7 +34,7 @@ func (a *app) openMCP(_ context.Context, cfg config.Config, st store.Store) (*se
 	}
 	svc, err := mcp.New(mcp.Params{
 		Store: st, Keyring: keys, Logger: a.logger, Timeout: cfg.MCP.OperationTimeout,
-		AllowedHosts: cfg.MCP.Hosts(), ClientVersion: Version(),
+		AllowedHosts: cfg.MCP.Hosts(), ClientVersion: Version(), TracerProvider: tp,
 	})
 	if err != nil {
 		return nil, nil, err

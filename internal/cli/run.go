@@ -31,10 +31,10 @@ import (
 func (a *app) agentRuntime(r *runtime) (*agent.Runtime, *agentconfig.Service, *agent.Providers, error) {
 	cfgs := a.agentConfigs(r.store, r.keyring)
 	tel := telemetry.New(telemetry.Params{Store: r.store})
-	providers := agent.NewProviders(agent.ProvidersParams{Keys: cfgs, Logger: a.logger})
+	providers := agent.NewProviders(agent.ProvidersParams{Keys: cfgs, Logger: a.logger, TracerProvider: r.tracerProvider()})
 	rt, err := agent.New(agent.Params{
 		Gate: r.gate, Store: r.store, Providers: providers, Telemetry: tel, Keyring: r.keyring, Logger: a.logger,
-		Configs: cfgs, Users: r.site,
+		Configs: cfgs, Users: r.site, TracerProvider: r.tracerProvider(), TraceContent: r.tracing.CaptureContent(),
 	})
 	if err != nil {
 		providers.Close()

@@ -9,8 +9,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/t3agent/t3agent/internal/agent"
 	"github.com/t3agent/t3agent/internal/builtin"
@@ -22,6 +24,7 @@ import (
 	"github.com/t3agent/t3agent/internal/secret"
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/tool"
+	"github.com/t3agent/t3agent/internal/tracing"
 	"github.com/t3agent/t3agent/internal/typo3"
 	"github.com/t3agent/t3agent/internal/typo3/tca"
 	"github.com/t3agent/t3agent/internal/web"
@@ -38,6 +41,17 @@ type runtime struct {
 	gate     *gate.Gate
 	keyring  *secret.Keyring // nil without a configured master key
 	mcp      *mcp.Service
+	// tracing exports spans when the otel: section or OTEL_* configure it.
+	tracing *tracing.Provider
+}
+
+// tracerProvider is what the instrumented packages take: nil when
+// tracing is off, so they make no spans and wrap no transport.
+func (r *runtime) tracerProvider() trace.TracerProvider {
+	if !r.tracing.Enabled() {
+		return nil
+	}
+	return r.tracing.TracerProvider()
 }
 
 func (r *runtime) Close() {
@@ -51,12 +65,24 @@ func (r *runtime) Close() {
 	if r.store != nil {
 		_ = r.store.Close()
 	}
+	if r.tracing != nil {
+		// The spans of the last moments are exported, within bounds.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = r.tracing.Shutdown(ctx)
+	}
 }
 
 // open connects to the store and the site and loads the TCA.
 func (a *app) open(ctx context.Context, cfg config.Config) (*runtime, error) {
 	r := &runtime{cfg: cfg}
 	var err error
+	if r.tracing, err = tracing.Setup(ctx, tracing.SetupParams{Config: cfg.Otel.Tracing(), Environ: a.env.Environ, Version: Version()}); err != nil {
+		return nil, err
+	}
+	if r.tracing.Enabled() {
+		a.logger.Info("tracing", "export", r.tracing.String(), "content", r.tracing.CaptureContent())
+	}
 	r.store, err = store.Open(ctx, cfg.Store.DSN, store.OpenParams{Logger: a.logger})
 	if err != nil {
 		return nil, err
@@ -76,7 +102,7 @@ func (a *app) open(ctx context.Context, cfg config.Config) (*runtime, error) {
 		r.Close()
 		return nil, err
 	}
-	if r.keyring, r.mcp, err = a.openMCP(ctx, cfg, r.store); err != nil {
+	if r.keyring, r.mcp, err = a.openMCP(ctx, cfg, r.store, r.tracerProvider()); err != nil {
 		r.Close()
 		return nil, err
 	}
@@ -86,7 +112,7 @@ func (a *app) open(ctx context.Context, cfg config.Config) (*runtime, error) {
 		return nil, err
 	}
 	r.registry.SetLogger(a.logger)
-	r.gate, err = gate.New(gate.Params{Registry: r.registry, Store: r.store, Logger: a.logger})
+	r.gate, err = gate.New(gate.Params{Registry: r.registry, Store: r.store, Logger: a.logger, TracerProvider: r.tracerProvider()})
 	if err != nil {
 		r.Close()
 		return nil, err
@@ -241,7 +267,7 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 	if opts.ready != nil {
 		opts.ready(addr)
 	}
-	return web.Serve(ctx, ln, srv.Handler(), cfg.HTTP.ShutdownTimeout, a.logger)
+	return web.Serve(ctx, ln, tracing.Handler(srv.Handler(), r.tracerProvider()), cfg.HTTP.ShutdownTimeout, a.logger)
 }
 
 func listUsers(ctx context.Context, site *typo3.Site) ([]web.User, error) {

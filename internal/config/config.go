@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/t3agent/t3agent/internal/chat"
 	"github.com/t3agent/t3agent/internal/store"
+	"github.com/t3agent/t3agent/internal/tracing"
 )
 
 // Config is the whole configuration. Relative paths are resolved against
@@ -45,6 +47,57 @@ type Config struct {
 	Security Security `yaml:"security"`
 	MCP      MCP      `yaml:"mcp"`
 	Chat     Chat     `yaml:"chat"`
+	Otel     Otel     `yaml:"otel"`
+}
+
+// Otel configures OpenTelemetry traces, exported over OTLP. Tracing is off
+// unless an endpoint is set here or by the standard OTEL_* variables
+// (OTEL_EXPORTER_OTLP_ENDPOINT and the others the OpenTelemetry SDKs
+// read); a key set here wins over its variable.
+type Otel struct {
+	// Endpoint is the collector's base URL, e.g. http://collector:4318
+	// (HTTP; /v1/traces is added) or http://collector:4317 (gRPC).
+	Endpoint string `yaml:"endpoint"`
+	// Protocol is http/protobuf (the default) or grpc.
+	Protocol string `yaml:"protocol"`
+	// Headers are comma-separated key=value pairs sent with every export.
+	Headers string `yaml:"headers"`
+	// Insecure allows a gRPC endpoint without TLS.
+	Insecure bool `yaml:"insecure"`
+	// ServiceName is service.name on every span (default t3agent).
+	ServiceName string `yaml:"service_name"`
+	// CaptureContent puts prompts and completions on the provider spans,
+	// after secret redaction. Off by default: spans carry ids, models,
+	// token counts and outcomes only.
+	CaptureContent bool `yaml:"capture_content"`
+}
+
+// Tracing is the section as package tracing takes it.
+func (o Otel) Tracing() tracing.Config {
+	return tracing.Config{
+		Endpoint: strings.TrimSpace(o.Endpoint), Protocol: strings.TrimSpace(o.Protocol), Headers: o.Headers,
+		Insecure: o.Insecure, ServiceName: strings.TrimSpace(o.ServiceName), CaptureContent: o.CaptureContent,
+	}
+}
+
+func (o Otel) check() error {
+	switch strings.TrimSpace(o.Protocol) {
+	case "", tracing.ProtocolHTTP, tracing.ProtocolGRPC:
+	default:
+		return fmt.Errorf("otel.protocol: %q is not http/protobuf or grpc", o.Protocol)
+	}
+	if e := strings.TrimSpace(o.Endpoint); e != "" {
+		u, err := url.Parse(e)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("otel.endpoint: %q is not an http:// or https:// URL such as http://collector:4318", redact(e))
+		}
+	}
+	for _, kv := range strings.Split(o.Headers, ",") {
+		if k, _, ok := strings.Cut(kv, "="); strings.TrimSpace(kv) != "" && (!ok || strings.TrimSpace(k) == "") {
+			return errors.New("otel.headers: give comma-separated key=value pairs")
+		}
+	}
+	return nil
 }
 
 // MCP tunes the client for external MCP servers.
@@ -556,7 +609,7 @@ func (c Config) Validate() error {
 	if err := c.Chat.check(); err != nil {
 		return err
 	}
-	return nil
+	return c.Otel.check()
 }
 
 func checkStoreDSN(dsn string) error {

@@ -8,8 +8,11 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/tool"
+	"github.com/t3agent/t3agent/internal/tracing"
 	"github.com/t3agent/t3agent/internal/typo3"
 )
 
@@ -132,6 +135,9 @@ type Params struct {
 	// and on the caller's goroutine, so metrics and the loop's trace can
 	// attach. It must be quick and must not panic.
 	OnCallFinished func(ctx context.Context, report CallReport)
+	// TracerProvider makes a span of every Invoke (execute_tool, with the
+	// decision and the outcome); nil makes none.
+	TracerProvider trace.TracerProvider
 }
 
 // Gate is the one place that decides whether a tool may be offered or
@@ -151,6 +157,7 @@ type Gate struct {
 	timeout  time.Duration
 	finished func(context.Context, CallReport)
 	schemas  schemaCache
+	tracer   trace.Tracer
 }
 
 // New returns a gate over p.Registry and p.Store. It compiles every
@@ -170,6 +177,7 @@ func New(p Params) (*Gate, error) {
 		log:      p.Logger,
 		timeout:  p.Timeout,
 		finished: p.OnCallFinished,
+		tracer:   tracing.Tracer(p.TracerProvider),
 	}
 	if g.log == nil {
 		g.log = slog.Default()

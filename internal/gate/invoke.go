@@ -81,9 +81,11 @@ type InvokeParams struct {
 // escape as panics or errors. It returns when the tool does, so tools
 // must honour ctx.
 func (g *Gate) Invoke(ctx context.Context, p InvokeParams) tool.Result {
+	ctx, span := g.startCall(ctx, p)
 	start := time.Now()
 	res, outcome := g.invoke(ctx, p)
 	res = bound(res)
+	endCall(span, outcome, res)
 	if g.finished != nil {
 		g.finished(ctx, CallReport{
 			Tool: p.Name, CallID: p.Call.CallID, RunID: p.Call.RunID,
@@ -155,6 +157,7 @@ func (g *Gate) admit(ctx context.Context, p InvokeParams, s scope) (tool.Entry, 
 		d.Allowed, d.ObservedOnly, d.Reason = false, false, ReasonNotOffered
 	}
 	d = g.record(ctx, s, []Decision{d})[0]
+	traceDecision(ctx, d)
 	return e, d.Allowed, nil
 }
 

@@ -243,7 +243,9 @@ func (t *remoteTool) unavailable() tool.Result {
 // that may have broken the session retires it; a session the server
 // forgot (404) is replaced once within the same deadline, since the
 // server did not run the call.
-func (s *Service) callPooled(ctx context.Context, t target, remote string, args map[string]any) (tool.Result, error) {
+func (s *Service) callPooled(ctx context.Context, t target, remote string, args map[string]any) (res tool.Result, err error) {
+	ctx, span := s.startCall(ctx, t, remote)
+	defer func() { endCall(span, res, err) }()
 	ctx, op, budget, cancel := s.begin(ctx)
 	defer cancel()
 	start := time.Now()
@@ -276,7 +278,9 @@ func rpcAnswer(op *operation, err error) bool {
 }
 
 // callOnce runs tools/call on a fresh session, for diagnostics.
-func (s *Service) callOnce(ctx context.Context, t target, remote string, args map[string]any) (tool.Result, error) {
+func (s *Service) callOnce(ctx context.Context, t target, remote string, args map[string]any) (out tool.Result, err error) {
+	ctx, span := s.startCall(ctx, t, remote)
+	defer func() { endCall(span, out, err) }()
 	ctx, op, budget, cancel := s.begin(ctx)
 	defer cancel()
 	if err := s.resolveCheck(ctx, t); err != nil {

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/t3agent/t3agent/internal/secret"
 	"github.com/t3agent/t3agent/internal/store"
+	"github.com/t3agent/t3agent/internal/tracing"
 )
 
 // DefaultTimeout is the deadline of one MCP operation, shared by all its
@@ -50,6 +52,10 @@ type Params struct {
 	// call, one made elsewhere (another process) by the first call after
 	// Recheck. ≤ 0 means DefaultRecheck.
 	Recheck time.Duration
+	// TracerProvider makes a client span of every tools/call, and of its
+	// HTTP requests, which carry the W3C trace context to the server; nil
+	// makes none.
+	TracerProvider trace.TracerProvider
 }
 
 // Service is t3agent's MCP client: it keeps the server records, imports
@@ -72,6 +78,10 @@ type Service struct {
 	pool      pool
 	health    healthWriter
 	changes   changes
+	tracer    trace.Tracer
+	// sendVia is what requests go through on their way to transport: the
+	// tracing transport, or transport itself.
+	sendVia http.RoundTripper
 }
 
 // New returns a Service.
@@ -98,6 +108,8 @@ func New(p Params) (*Service, error) {
 		s.recheck = DefaultRecheck
 	}
 	s.transport = newBaseTransport(g)
+	s.tracer = tracing.Tracer(p.TracerProvider)
+	s.sendVia = tracing.Transport(s.transport, p.TracerProvider)
 	s.pool.svc = s
 	s.health = healthWriter{st: p.Store, every: contactEvery, log: func(ctx context.Context, id string, err error) {
 		s.log.WarnContext(ctx, "MCP contact not recorded", "server", id, "error", err.Error())

@@ -77,7 +77,7 @@ func (s *Service) httpClient(a auth) *http.Client {
 	return &http.Client{
 		Transport: &operationTransport{
 			guard: s.guard,
-			next:  &authTransport{auth: a, next: s.transport},
+			next:  &authTransport{auth: a, next: s.sendVia},
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}

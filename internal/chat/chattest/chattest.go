@@ -50,6 +50,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/t3agent/t3agent/internal/agent"
 	"github.com/t3agent/t3agent/internal/agentconfig"
@@ -111,6 +112,11 @@ type Options struct {
 	// ConfigYAML is added to the configuration's YAML, e.g.
 	// "require_second_approver: true" or "active: false".
 	ConfigYAML string
+	// TracerProvider is handed to every part that makes spans (the MCP
+	// client, the gate, the providers, the runtime, the chat); nil makes
+	// none. TraceContent is the runtime's option of that name.
+	TracerProvider trace.TracerProvider
+	TraceContent   bool
 }
 
 // Fixture is the chat over real parts. Its fields are ready to use.
@@ -136,6 +142,15 @@ type Fixture struct {
 	Logger *slog.Logger
 
 	writes atomic.Int64
+	mcpMu  sync.Mutex
+	mcpHdr []http.Header
+}
+
+// MCPHeaders are the headers of every request the MCP server received.
+func (f *Fixture) MCPHeaders() []http.Header {
+	f.mcpMu.Lock()
+	defer f.mcpMu.Unlock()
+	return append([]http.Header(nil), f.mcpHdr...)
 }
 
 // WriteCalls is how many calls of WriteTool the MCP server received.
@@ -177,7 +192,7 @@ func New(t testing.TB, opts Options) *Fixture {
 	}
 
 	// The MCP server and its catalogue.
-	if f.MCP, err = mcp.New(mcp.Params{Store: f.Store, Keyring: f.Keyring, Logger: f.Logger, ClientVersion: "chattest"}); err != nil {
+	if f.MCP, err = mcp.New(mcp.Params{Store: f.Store, Keyring: f.Keyring, Logger: f.Logger, ClientVersion: "chattest", TracerProvider: opts.TracerProvider}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.MCP.Close() })
@@ -187,7 +202,7 @@ func New(t testing.TB, opts Options) *Fixture {
 		t.Fatal(err)
 	}
 	reg.SetLogger(f.Logger)
-	if f.Gate, err = gate.New(gate.Params{Registry: reg, Store: f.Store, Logger: f.Logger}); err != nil {
+	if f.Gate, err = gate.New(gate.Params{Registry: reg, Store: f.Store, Logger: f.Logger, TracerProvider: opts.TracerProvider}); err != nil {
 		t.Fatal(err)
 	}
 	no := false
@@ -234,11 +249,12 @@ func New(t testing.TB, opts Options) *Fixture {
 
 	// The runtime and the chat.
 	providers := agent.NewProviders(agent.ProvidersParams{Keys: f.Tasks, Now: now, Logger: f.Logger,
-		Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }})
+		Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }, TracerProvider: opts.TracerProvider})
 	t.Cleanup(providers.Close)
 	if f.Runtime, err = agent.New(agent.Params{
 		Gate: f.Gate, Store: f.Store, Providers: providers, Telemetry: telemetry.New(telemetry.Params{Store: f.Store, Now: now}),
 		Keyring: f.Keyring, Now: now, Logger: f.Logger, LeaseOwner: "interactive:chattest:1", Configs: f.Tasks, Users: f.Site,
+		TracerProvider: opts.TracerProvider, TraceContent: opts.TraceContent,
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +264,7 @@ func New(t testing.TB, opts Options) *Fixture {
 	}
 	if f.Service, err = chat.New(chat.Params{
 		Store: f.Store, Runtime: f.Runtime, Tasks: f.Tasks, Users: f.Site, Settings: set,
-		SiteName: "Nordlicht Pumps", Now: now, Logger: f.Logger, ClaimPrefix: "chattest",
+		SiteName: "Nordlicht Pumps", Now: now, Logger: f.Logger, ClaimPrefix: "chattest", TracerProvider: opts.TracerProvider,
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -330,8 +346,14 @@ func (f *Fixture) startMCP(t testing.TB) string {
 			f.writes.Add(1)
 			return text("published: " + arg(req, "text")), nil
 		})
-	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s },
-		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s },
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mcpMu.Lock()
+		f.mcpHdr = append(f.mcpHdr, r.Header.Clone())
+		f.mcpMu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(func() {
 		ts.Close()
 		for ss := range s.Sessions() {
