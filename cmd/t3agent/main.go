@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -12,6 +13,10 @@ import (
 func main() {
 	root := cli.NewRootCommand(cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()})
 	if err := root.ExecuteContext(context.Background()); err != nil {
+		var exit cli.ExitError
+		if errors.As(err, &exit) {
+			os.Exit(exit.Code)
+		}
 		fmt.Fprintln(os.Stderr, "t3agent:", err)
 		os.Exit(1)
 	}

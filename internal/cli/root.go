@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/t3agent/t3agent/internal/config"
+	"github.com/t3agent/t3agent/internal/tracing"
 )
 
 // DefaultDataDir is where `t3agent demo` keeps its data and configuration.
@@ -97,7 +98,7 @@ func NewRootCommand(env Env) *cobra.Command {
 		a.runCommand(), a.runsCommand(), a.workerCommand(),
 		a.applyCommand(), a.configCommand(), a.usageCommand(),
 		a.chatCommand(), a.tokenCommand(),
-		a.backupCommand(), a.restoreCommand(), a.storeCommand(),
+		a.backupCommand(), a.restoreCommand(), a.storeCommand(), a.doctorCommand(),
 	)
 	return root
 }
@@ -109,7 +110,7 @@ func (a *app) setupLogger() error {
 			return fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", a.logLevel)
 		}
 	}
-	a.logger = slog.New(slog.NewTextHandler(a.env.Stderr, &slog.HandlerOptions{Level: level}))
+	a.logger = slog.New(tracing.LogHandler(slog.NewTextHandler(a.env.Stderr, &slog.HandlerOptions{Level: level})))
 	return nil
 }
 
@@ -122,11 +123,12 @@ func (a *app) applyLogConfig(cfg config.Config) {
 		_ = level.UnmarshalText([]byte(a.logLevel))
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(a.env.Stderr, opts)
 	if cfg.Log.Format == "json" {
-		a.logger = slog.New(slog.NewJSONHandler(a.env.Stderr, opts))
-	} else {
-		a.logger = slog.New(slog.NewTextHandler(a.env.Stderr, opts))
+		h = slog.NewJSONHandler(a.env.Stderr, opts)
 	}
+	// A line logged inside a span names its trace and span.
+	a.logger = slog.New(tracing.LogHandler(h))
 }
 
 func (a *app) path(p string) string {
@@ -140,8 +142,21 @@ func (a *app) path(p string) string {
 var errNoConfig = errors.New("no configuration found: pass --config, create ./t3agent.yaml, or run `t3agent demo` first")
 
 // loadConfig finds and loads the configuration: --config, else
-// ./t3agent.yaml, else the demo's ./t3agent-data/t3agent.yaml.
+// ./t3agent.yaml, else the demo's ./t3agent-data/t3agent.yaml; it creates
+// the master key file on first start.
 func (a *app) loadConfig() (config.Config, error) {
+	cfg, err := a.readConfig()
+	if err != nil {
+		return config.Config{}, err
+	}
+	if err := a.ensureMasterKey(cfg); err != nil {
+		return config.Config{}, err
+	}
+	return cfg, nil
+}
+
+// readConfig is loadConfig without creating anything.
+func (a *app) readConfig() (config.Config, error) {
 	path := a.configPath
 	if path == "" {
 		for _, p := range []string{"t3agent.yaml", filepath.Join(DefaultDataDir, "t3agent.yaml")} {
@@ -159,11 +174,14 @@ func (a *app) loadConfig() (config.Config, error) {
 		return config.Config{}, err
 	}
 	a.applyLogConfig(cfg)
-	if err := a.ensureMasterKey(cfg); err != nil {
-		return config.Config{}, err
-	}
 	return cfg, nil
 }
+
+// ExitError ends the process with Code and prints nothing more: the
+// command has said what there is to say (doctor's findings).
+type ExitError struct{ Code int }
+
+func (e ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
 // ensureMasterKey creates the configured master key file on first start
 // and refuses one others may read or that holds no key.
