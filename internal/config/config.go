@@ -193,7 +193,15 @@ type Chat struct {
 	MaintenanceInterval time.Duration `yaml:"maintenance_interval"`
 	// WorkerConcurrency is how many turns one chat worker runs at once.
 	WorkerConcurrency int `yaml:"worker_concurrency"`
+	// StreamPoll is how often a conversation's live stream reads the
+	// conversation again, to see what other processes changed (a change
+	// made by the serving process arrives at once).
+	StreamPoll time.Duration `yaml:"stream_poll"`
 }
+
+// DefaultStreamPoll is the default of chat.stream_poll: with several
+// processes a stream sees another's change within a second.
+const DefaultStreamPoll = time.Second
 
 // DefaultChatWorkerConcurrency is the default of chat.worker_concurrency:
 // a turn mostly waits for the model, so one slot would queue every user
@@ -226,6 +234,7 @@ func DefaultChat() Chat {
 		PollInterval:            chat.DefaultPollInterval,
 		MaintenanceInterval:     chat.DefaultMaintainEvery,
 		WorkerConcurrency:       DefaultChatWorkerConcurrency,
+		StreamPoll:              DefaultStreamPoll,
 	}
 }
 
@@ -306,6 +315,9 @@ func (c Chat) check() error {
 	}
 	if c.WorkerConcurrency < 1 || c.WorkerConcurrency > maxChatWorkerConcurrency {
 		return fmt.Errorf("chat.worker_concurrency: must be between 1 and %d", maxChatWorkerConcurrency)
+	}
+	if c.StreamPoll < minChatPollInterval || c.StreamPoll > maxChatPollInterval {
+		return fmt.Errorf("chat.stream_poll: must be a duration between %s and %s such as 1s", minChatPollInterval, maxChatPollInterval)
 	}
 	return nil
 }
