@@ -23,6 +23,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/t3agent/t3agent/internal/chat/chattest"
 	"github.com/t3agent/t3agent/internal/dbtest"
 	"github.com/t3agent/t3agent/internal/llm/llmtest"
 	"github.com/t3agent/t3agent/internal/store"
@@ -212,25 +213,8 @@ type proc struct {
 	name string
 	cmd  *exec.Cmd
 	url  string
-	logs *syncBuffer
+	logs *chattest.SyncBuffer
 	done chan struct{} // closed when its stderr ends
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 var servingLine = regexp.MustCompile(`msg=serving url=(\S+)`)
@@ -240,7 +224,7 @@ var servingLine = regexp.MustCompile(`msg=serving url=(\S+)`)
 func startServe(t *testing.T, work string, env []string, name string, args ...string) *proc {
 	t.Helper()
 	b, _ := json.Marshal(map[string]any{"work": work, "args": append([]string{"serve", "--listen", "127.0.0.1:0", "--workers", "2"}, args...)})
-	p := &proc{name: name, logs: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{name: name, logs: &chattest.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 	p.cmd.Env = append(append(os.Environ(), env...), crashChildEnv+"="+string(b))
 	p.cmd.Stdout = p.logs

@@ -56,7 +56,7 @@ func (d *doctor) readOnly(ctx context.Context, db *typo3.DB) {
 	}
 }
 
-var grantLine = regexp.MustCompile("^GRANT (.+?) ON (\\S+) TO ")
+var grantLine = regexp.MustCompile(`^GRANT (.+?) ON (\S+) TO `)
 
 func (d *doctor) mysqlGrants(ctx context.Context, db *typo3.DB) {
 	var name sql.NullString

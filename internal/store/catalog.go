@@ -60,14 +60,6 @@ type table struct {
 // creates it again.
 type trigger struct{ name, sql string }
 
-func (t table) colNames() []string {
-	out := make([]string, len(t.cols))
-	for i, c := range t.cols {
-		out[i] = c.name
-	}
-	return out
-}
-
 // internalTable reports tables that are not t3agent's data: goose's
 // version table (each database keeps its own history) and SQLite's own.
 func internalTable(name string) bool {

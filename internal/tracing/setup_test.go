@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/t3agent/t3agent/internal/tracing"
 )
 
@@ -86,5 +88,39 @@ func TestExportOverOTLPHTTP(t *testing.T) {
 	defer mu.Unlock()
 	if len(got) != 1 || got[0].URL.Path != "/v1/traces" || got[0].Header.Get("X-Api-Key") != "k=1" || bodies == 0 {
 		t.Fatalf("the collector got %d requests (%v), %d bytes", len(got), got, bodies)
+	}
+}
+
+// TestHandlerSpans: an API request is a server span named after its
+// route and joined to the caller's trace; probes make none.
+func TestHandlerSpans(t *testing.T) {
+	t.Parallel()
+	exp := tracetest.NewInMemoryExporter()
+	p, err := tracing.Setup(t.Context(), tracing.SetupParams{Exporter: exp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/runs/{id}", func(http.ResponseWriter, *http.Request) {})
+	mux.HandleFunc("GET /healthz", func(http.ResponseWriter, *http.Request) {})
+	srv := httptest.NewServer(tracing.Handler(mux, p.TracerProvider()))
+	defer srv.Close()
+	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for _, path := range []string{"/api/v1/runs/42", "/healthz"} {
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		req.Header.Set("Traceparent", parent)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+	}
+	spans := exp.GetSpans()
+	if len(spans) != 1 || spans[0].Name != "GET /api/v1/runs/{id}" || spans[0].SpanContext.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" {
+		t.Errorf("spans = %v", spans)
+	}
+	if tracing.Handler(mux, nil) != http.Handler(mux) {
+		t.Error("without tracing the handler is wrapped")
 	}
 }

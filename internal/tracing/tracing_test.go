@@ -133,8 +133,8 @@ func want(t *testing.T, s tracetest.SpanStub, kv map[string]string) {
 		switch {
 		case !ok:
 			t.Errorf("span %q lacks %s", s.Name, k)
-		case v != "*" && g.Emit() != v:
-			t.Errorf("span %q: %s = %q, want %q", s.Name, k, g.Emit(), v)
+		case v != "*" && g.String() != v:
+			t.Errorf("span %q: %s = %q, want %q", s.Name, k, g.String(), v)
 		}
 	}
 }
@@ -176,7 +176,7 @@ func TestChatTurnSpans(t *testing.T) {
 
 	turn := named(t, spans, "chat turn")[0]
 	run := named(t, spans, "invoke_agent")[0]
-	conv := attrs(turn)["gen_ai.conversation.id"].Emit()
+	conv := attrs(turn)["gen_ai.conversation.id"].String()
 	want(t, run, map[string]string{
 		"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": chattest.Configuration,
 		"gen_ai.conversation.id": conv, "t3agent.run.id": "*", "t3agent.run.outcome": "completed",
@@ -192,7 +192,7 @@ func TestChatTurnSpans(t *testing.T) {
 	want(t, calls[1], map[string]string{"gen_ai.usage.input_tokens": "160", "gen_ai.response.finish_reasons": `["stop"]`})
 	want(t, named(t, spans, "execute_tool")[0], map[string]string{
 		"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": chattest.ReadTool, "gen_ai.tool.call.id": "call_1",
-		"t3agent.gate.decision": "allowed", "t3agent.tool.outcome": "ok", "t3agent.run.id": attrs(run)["t3agent.run.id"].Emit(),
+		"t3agent.gate.decision": "allowed", "t3agent.tool.outcome": "ok", "t3agent.run.id": attrs(run)["t3agent.run.id"].String(),
 	})
 	want(t, named(t, spans, "tools/call")[0], map[string]string{
 		"mcp.method.name": "tools/call", "gen_ai.tool.name": "lookup_note", "t3agent.mcp.server": chattest.MCPServer,
@@ -231,11 +231,11 @@ func TestChatTurnSpansWithContent(t *testing.T) {
 	t.Parallel()
 	spans, _, _ := tracedTurn(t, true)
 	calls := named(t, spans, "chat llmtest-large")
-	in := attrs(calls[0])["gen_ai.input.messages"].Emit()
+	in := attrs(calls[0])["gen_ai.input.messages"].String()
 	if !strings.Contains(in, "Look up the pumps note") || !strings.Contains(in, chattest.ConfigPrompt) {
 		t.Errorf("input messages lack the prompt: %s", in)
 	}
-	out := attrs(calls[1])["gen_ai.output.messages"].Emit()
+	out := attrs(calls[1])["gen_ai.output.messages"].String()
 	if !strings.Contains(out, answer) {
 		t.Errorf("output messages lack the answer: %s", out)
 	}
