@@ -102,9 +102,14 @@ func Backup(ctx context.Context, p BackupParams) (BackupReport, error) {
 		return BackupReport{}, fmt.Errorf("store: cannot restrict the backup's permissions: %w", err)
 	}
 	// Link, not rename: a file that appeared under the name meanwhile is
-	// never replaced.
+	// never replaced. A file system without hard links gets a rename.
 	if err := os.Link(tmpPath, to); err != nil {
-		return BackupReport{}, fmt.Errorf("store: cannot put the backup at %s: %w", to, err)
+		if _, serr := os.Lstat(to); serr == nil {
+			return BackupReport{}, fmt.Errorf("store: %s appeared while the backup was written; a backup never overwrites a file", to)
+		}
+		if err := os.Rename(tmpPath, to); err != nil {
+			return BackupReport{}, fmt.Errorf("store: cannot put the backup at %s: %w", to, err)
+		}
 	}
 	if st, err := os.Stat(to); err == nil {
 		rep.Bytes = st.Size()
