@@ -83,9 +83,9 @@ func TestSeveralProcessesOneStore(t *testing.T) {
 		}
 	}
 
-	a := startServe(t, work, env, "A", "--no-worker")
-	b := startServe(t, work, env, "B")
-	c := startServe(t, work, env, "C")
+	a := startServeProcess(t, work, env, "A", "--no-worker")
+	b := startServeProcess(t, work, env, "B")
+	c := startServeProcess(t, work, env, "C")
 	h := &apiClient{t: t, hc: &http.Client{Transport: &http.Transport{}}}
 	t.Cleanup(h.hc.CloseIdleConnections)
 	h.login(a, password) // one session, used on every process
@@ -177,7 +177,7 @@ func TestSeveralProcessesOneStore(t *testing.T) {
 	// E: a replacement process joins; the worker of a queued run dies in
 	// the middle of it; its lease runs out, the reaper requeues it and
 	// the other worker completes it.
-	d := startServe(t, work, env, "D")
+	d := startServeProcess(t, work, env, "D")
 	asked2, hold2 := make(chan struct{}, 1), make(chan struct{})
 	t.Cleanup(func() { close(hold2) })
 	llm.Push(llmtest.Round{Check: func(testing.TB, llmtest.Request) { asked2 <- struct{}{} }, Hold: hold2}, llmtest.Text("Done after all."))
@@ -221,7 +221,7 @@ var servingLine = regexp.MustCompile(`msg=serving url=(\S+)`)
 
 // startServe runs `t3agent serve` in a child process (this test binary,
 // re-executed as TestCrashChild) and waits until it serves.
-func startServe(t *testing.T, work string, env []string, name string, args ...string) *proc {
+func startServeProcess(t *testing.T, work string, env []string, name string, args ...string) *proc {
 	t.Helper()
 	b, _ := json.Marshal(map[string]any{"work": work, "args": append([]string{"serve", "--listen", "127.0.0.1:0", "--workers", "2"}, args...)})
 	p := &proc{name: name, logs: &chattest.SyncBuffer{}, done: make(chan struct{})}
