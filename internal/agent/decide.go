@@ -427,6 +427,7 @@ func (r *run) adopt(st suspendedState) {
 	r.state = &st
 	r.req.Caller, r.req.Tools, r.req.MaxRounds = st.Caller, st.Tools, st.Progress.RequestedMax
 	r.base = st.Progress.Rounds
+	r.host = st.Host
 	if st.Calibration > 0 {
 		r.cal = st.Calibration
 	}
@@ -547,6 +548,9 @@ func (r *run) resume(ctx context.Context, mode answerMode, input map[string]any)
 		if msgs, e = r.fenced(ctx, r.base, msgs, c); e != nil {
 			return *e
 		}
+	}
+	if r.host {
+		return r.hostEnding(mode, msgs)
 	}
 	return r.rounds(ctx, msgs, r.base)
 }

@@ -126,6 +126,16 @@ func Describe(kind string, payload json.RawMessage) string {
 			break
 		}
 		return fmt.Sprintf("decision by %s refused (%s); waiting again", p.By, p.Reason)
+	case EventHostResult:
+		var p HostResultPayload
+		if json.Unmarshal(payload, &p) != nil {
+			break
+		}
+		s := fmt.Sprintf("result of %s kept for the MCP host (%d bytes, sealed)", p.Tool, p.Bytes)
+		if p.IsError {
+			s += ", an error"
+		}
+		return s
 	}
 	return string(payload)
 }

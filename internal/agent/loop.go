@@ -62,6 +62,10 @@ type run struct {
 	beside []string
 	// roundSpan is the span of the round under way.
 	roundSpan trace.Span
+	// host: the run is an MCP host's call (see SuspendHostCall), answered
+	// without a model; lastIsError is whether the last call failed.
+	host        bool
+	lastIsError bool
 }
 
 // ending is how the loop stopped, before it is settled.
@@ -164,6 +168,10 @@ func (r *run) prepare(ctx context.Context) *ending {
 	}
 	r.pipeline = pl
 	r.rt.spans.named(ctx, r.conf.Identifier)
+	if r.host {
+		// A host call asks no model.
+		return nil
+	}
 	return r.buildChain(ctx)
 }
 
@@ -565,6 +573,7 @@ func (r *run) invoke(ctx context.Context, round int, c llm.ToolCall) (string, *e
 	})
 	took := r.rt.now().Sub(start)
 	r.prog.ToolCalls++
+	r.lastIsError = res.IsError
 	content, e := r.screen(ctx, round, guardrail.StageToolResult, c.ID, res.Content)
 	p := ToolPayload{Tool: bounded(c.Name), CallID: bounded(c.ID), IsError: res.IsError, Bytes: len(content)}
 	if r.rec.full && e == nil {

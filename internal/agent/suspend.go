@@ -25,6 +25,8 @@ type suspendedState struct {
 	InputTool     string          `json:"inputTool,omitempty"`
 	InputSchema   json.RawMessage `json:"inputSchema,omitempty"`
 	Previews      []CallPreview   `json:"previews,omitempty"`
+	// Host marks an MCP host's call (SuspendHostCall): answered, it ends.
+	Host bool `json:"host,omitempty"`
 }
 
 type progressState struct {
@@ -73,7 +75,7 @@ func (r *run) suspend(msgs []llm.Message, pending *Pending) ending {
 	st := suspendedState{
 		Version: 1, Configuration: r.conf.Identifier, Messages: msgs, Pending: pending.Calls, Tools: r.req.Tools,
 		Caller: r.req.Caller, Calibration: r.cal, InputTool: pending.InputTool, InputSchema: pending.InputSchema,
-		Previews: pending.Previews,
+		Previews: pending.Previews, Host: r.host,
 		Progress: progressState{
 			Rounds: r.prog.Rounds, ToolCalls: r.prog.ToolCalls, Usage: r.usage, Cost: r.prog.Cost,
 			CostUnknown: r.prog.CostUnknown, RequestedMax: r.req.MaxRounds,
