@@ -29,6 +29,7 @@ type Store interface {
 	Telemetry
 	Conversations
 	Credentials
+	MCPServerState
 
 	// Ping reports whether the database answers; use it for readiness.
 	Ping(ctx context.Context) error

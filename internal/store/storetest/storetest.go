@@ -59,6 +59,7 @@ func Run(t *testing.T, newDSN NewDSN) {
 		{"Runs", testRuns},
 		{"Chat", testChat},
 		{"Credentials", testCredentials},
+		{"MCPServerState", testMCPServerState},
 		{"AgentConfig/Empty", testAgentConfigEmpty},
 		{"AgentConfig/RoundTrip", testAgentConfigRoundTrip},
 		{"AgentConfig/Update", testAgentConfigUpdate},
