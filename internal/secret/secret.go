@@ -13,6 +13,7 @@ package secret
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -37,6 +38,8 @@ var ErrCannotOpen = errors.New("a sealed value cannot be opened (wrong key, wron
 type Keyring struct {
 	current string
 	aeads   map[string]cipher.AEAD
+	// derive is the current key's material, for Derive.
+	derive []byte
 }
 
 // NewKeyring builds a keyring from base64 (std or url, padded or not) or hex
@@ -62,6 +65,7 @@ func NewKeyring(current string, previous ...string) (*Keyring, error) {
 		}
 		if i == 0 {
 			k.current = id
+			k.derive = raw
 		}
 		k.aeads[id] = aead
 	}
@@ -148,4 +152,16 @@ func KeyIDOf(sealed string) (string, bool) {
 func (k *Keyring) NeedsReseal(sealed string) bool {
 	id, ok := KeyIDOf(sealed)
 	return !ok || id != k.current
+}
+
+// Derive returns a 32-byte subkey of the current master key for purpose
+// (HMAC-SHA256 of the purpose under the key), for a part that needs key
+// material of its own, such as the OAuth server's token keys. It changes
+// when the current key changes; what it protected then no longer opens.
+func (k *Keyring) Derive(purpose string) [32]byte {
+	m := hmac.New(sha256.New, k.derive)
+	m.Write([]byte("t3agent derive: " + purpose))
+	var out [32]byte
+	copy(out[:], m.Sum(nil))
+	return out
 }

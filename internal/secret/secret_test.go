@@ -133,3 +133,20 @@ func TestKeyEncodings(t *testing.T) {
 		t.Errorf("bad previous key: %v", err)
 	}
 }
+
+// TestDerive: a subkey is stable for a key and purpose, and differs by
+// purpose and by key.
+func TestDerive(t *testing.T) {
+	t.Parallel()
+	k1, _ := NewKey()
+	k2, _ := NewKey()
+	a, _ := NewKeyring(k1)
+	b, _ := NewKeyring(k1, k2)
+	c, _ := NewKeyring(k2, k1)
+	if a.Derive("oauth") != b.Derive("oauth") {
+		t.Error("the same current key derives different subkeys")
+	}
+	if a.Derive("oauth") == a.Derive("other") || a.Derive("oauth") == c.Derive("oauth") {
+		t.Error("subkeys of different purposes or keys are equal")
+	}
+}

@@ -21,6 +21,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/t3agent/t3agent/internal/mcpserver"
+	"github.com/t3agent/t3agent/internal/oauth"
 )
 
 // Check is one readiness dependency (the store, the site database).
@@ -50,6 +53,9 @@ type Params struct {
 	Registry *prometheus.Registry
 	// API serves /api/v1; nil serves no API.
 	API *API
+	// MCP mounts the MCP facade and its OAuth server (mcp_mount.go); it
+	// needs the API.
+	MCP *MCPParams
 }
 
 // Server holds the handlers. It is safe for concurrent use.
@@ -60,6 +66,10 @@ type Server struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	limiter  *loginLimiter
+	// facade and oauth are the MCP facade and its authorization server,
+	// when mounted.
+	facade *mcpserver.Server
+	oauth  *oauth.Server
 
 	// closing is closed when the HTTP server shuts down, to end the
 	// streams, which would otherwise hold the shutdown until its timeout.
@@ -110,6 +120,11 @@ func New(p Params) *Server {
 		api := *p.API
 		s.api = &api
 		s.registerAPI()
+		if p.MCP != nil {
+			if err := s.mountMCP(); err != nil {
+				p.Logger.Error("the MCP facade is not served", "err", err)
+			}
+		}
 	}
 	return s
 }
