@@ -19,6 +19,7 @@ import (
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/oauth"
 	"github.com/t3agent/t3agent/internal/store"
+	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
 )
 
@@ -156,7 +157,7 @@ type endpoint struct {
 
 func (e endpoint) gateConfig() gate.Configuration {
 	if e.resolved == nil {
-		return gate.Config{Name: "mcp", TrustZone: "externalGlobal"}
+		return gate.Config{Name: "mcp", TrustZone: tool.ZoneExternalGlobal}
 	}
 	return e.resolved
 }

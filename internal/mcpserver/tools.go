@@ -16,6 +16,7 @@ import (
 	"github.com/t3agent/t3agent/internal/agent"
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/guardrail"
+	mcpclient "github.com/t3agent/t3agent/internal/mcp"
 	"github.com/t3agent/t3agent/internal/oauth"
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/tool"
@@ -163,8 +164,8 @@ func clientName(p *Principal, req *mcp.CallToolRequest) string {
 	if p.Client != "" {
 		return clip(p.Client)
 	}
-	if ip := req.Session.InitializeParams(); ip != nil && ip.ClientInfo != nil && ip.ClientInfo.Name != "" {
-		return clip(ip.ClientInfo.Name)
+	if ci := req.ClientInfo(); ci != nil && ci.Name != "" {
+		return clip(ci.Name)
 	}
 	return "unknown"
 }
@@ -196,6 +197,8 @@ func (s *Server) call(ctx context.Context, pc *pendingCall, req *mcp.CallToolReq
 		}
 		args = merged
 	}
+	// A host's call is one call: it may reach one remote server once.
+	ctx = mcpclient.WithCallBudget(ctx, mcpclient.NewCallBudget(1))
 	r := s.p.Gate.Invoke(ctx, gate.InvokeParams{
 		Name: pc.name, Args: args, Config: pc.info.endpoint.gateConfig(),
 		Call: tool.Call{Actor: p.User, CallID: "mcp"},
@@ -288,10 +291,7 @@ func (s *Server) typedInput(_ context.Context, pc *pendingCall, req *mcp.CallToo
 	}}}
 }
 
-func modern(req *mcp.CallToolRequest) bool {
-	ip := req.Session.InitializeParams()
-	return ip != nil && ip.ProtocolVersion >= modernVersion
-}
+func modern(req *mcp.CallToolRequest) bool { return req.ProtocolVersion() >= modernVersion }
 
 // runTool answers t3agent_run_status and t3agent_run_result for a run the
 // caller may read.
@@ -302,8 +302,9 @@ func (s *Server) runTool(ctx context.Context, pc *pendingCall, raw json.RawMessa
 	if err := json.Unmarshal(raw, &in); err != nil || in.RunID == "" || len(in.RunID) > 64 {
 		return errorResult("Error: give run_id, the id a call that waits for approval answered with."), "invalid_arguments"
 	}
-	p := pc.info.principal
-	out, err := s.p.Runtime.HostResult(ctx, p.User, p.Access, in.RunID)
+	// A host follows its own user's runs, as that person would (an admin
+	// any run); a service token's wider agent:read does not apply here.
+	out, err := s.p.Runtime.HostResult(ctx, pc.info.principal.User, agent.Access{}, in.RunID)
 	switch {
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, agent.ErrAccessDenied):
 		return errorResult(fmt.Sprintf("Error: there is no run %s you may read.", displayName(in.RunID))), "denied"
