@@ -375,19 +375,21 @@ type client struct {
 	login func(string) string
 }
 
-func (c *client) GetID() string                         { return c.c.ClientID }
-func (c *client) RedirectURIs() []string                { return slices.Clone(c.c.RedirectURIs) }
-func (c *client) PostLogoutRedirectURIs() []string      { return nil }
-func (c *client) ApplicationType() op.ApplicationType   { return op.ApplicationTypeNative }
-func (c *client) AuthMethod() oidc.AuthMethod           { return oidc.AuthMethodNone }
-func (c *client) ResponseTypes() []oidc.ResponseType    { return []oidc.ResponseType{oidc.ResponseTypeCode} }
-func (c *client) LoginURL(id string) string             { return c.login(id) }
-func (c *client) AccessTokenType() op.AccessTokenType   { return op.AccessTokenTypeBearer }
-func (c *client) IDTokenLifetime() time.Duration        { return 5 * time.Minute }
-func (c *client) DevMode() bool                         { return false }
-func (c *client) IsScopeAllowed(scope string) bool      { return scope == ScopeMCP }
-func (c *client) IDTokenUserinfoClaimsAssertion() bool  { return false }
-func (c *client) ClockSkew() time.Duration              { return 0 }
+func (c *client) GetID() string                       { return c.c.ClientID }
+func (c *client) RedirectURIs() []string              { return slices.Clone(c.c.RedirectURIs) }
+func (c *client) PostLogoutRedirectURIs() []string    { return nil }
+func (c *client) ApplicationType() op.ApplicationType { return op.ApplicationTypeNative }
+func (c *client) AuthMethod() oidc.AuthMethod         { return oidc.AuthMethodNone }
+func (c *client) ResponseTypes() []oidc.ResponseType {
+	return []oidc.ResponseType{oidc.ResponseTypeCode}
+}
+func (c *client) LoginURL(id string) string            { return c.login(id) }
+func (c *client) AccessTokenType() op.AccessTokenType  { return op.AccessTokenTypeBearer }
+func (c *client) IDTokenLifetime() time.Duration       { return 5 * time.Minute }
+func (c *client) DevMode() bool                        { return false }
+func (c *client) IsScopeAllowed(scope string) bool     { return scope == ScopeMCP }
+func (c *client) IDTokenUserinfoClaimsAssertion() bool { return false }
+func (c *client) ClockSkew() time.Duration             { return 0 }
 func (c *client) RestrictAdditionalIdTokenScopes() func([]string) []string {
 	return func(s []string) []string { return s }
 }
