@@ -114,7 +114,7 @@ func New(p Params) (*Server, error) {
 	cfg := &op.Config{CryptoKey: p.Key, CodeMethodS256: true, GrantTypeRefreshToken: true}
 	issuer := func(bool) (op.IssuerFromRequest, error) { return BaseURL, nil }
 	prov, err := op.NewProvider(cfg, storage{s: s}, issuer,
-		op.WithAllowInsecure(), op.WithCrypto(s.crypto), op.WithLogger(s.log),
+		op.WithAllowInsecure(), op.WithCrypto(s.crypto),
 		op.WithCustomEndpoints(op.NewEndpoint("authorize"), op.NewEndpoint("oauth/token"), op.NewEndpoint("oauth/userinfo"),
 			op.NewEndpoint("oauth/revoke"), op.NewEndpoint("oauth/end_session"), op.NewEndpoint("oauth/keys")),
 		op.WithCustomIntrospectionEndpoint(op.NewEndpoint("oauth/introspect")),

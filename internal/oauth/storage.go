@@ -156,13 +156,17 @@ func (st storage) CreateAccessToken(ctx context.Context, req op.TokenRequest) (s
 	return st.newAccessToken(ctx, g.ID)
 }
 
+// newAccessToken stores an access token expiring AccessTTL from the
+// server's clock. op turns the returned time into expires_in against the
+// wall clock, so it gets the same lifetime from the wall clock.
 func (st storage) newAccessToken(ctx context.Context, grantID string) (string, time.Time, error) {
 	id := randomID()
-	exp := st.s.now().Add(st.s.p.AccessTTL)
-	if err := st.s.p.Store.CreateOAuthToken(ctx, store.OAuthToken{ID: id, GrantID: grantID, Kind: store.OAuthAccessToken, ExpiresAt: exp}); err != nil {
+	if err := st.s.p.Store.CreateOAuthToken(ctx, store.OAuthToken{
+		ID: id, GrantID: grantID, Kind: store.OAuthAccessToken, ExpiresAt: st.s.now().Add(st.s.p.AccessTTL),
+	}); err != nil {
 		return "", time.Time{}, err
 	}
-	return id, exp, nil
+	return id, time.Now().Add(st.s.p.AccessTTL), nil
 }
 
 // grantOf makes the grant of a redeemed code, or finds the grant of a
