@@ -97,7 +97,7 @@ func NewRootCommand(env Env) *cobra.Command {
 		a.mcpCommand(),
 		a.runCommand(), a.runsCommand(), a.workerCommand(),
 		a.applyCommand(), a.configCommand(), a.usageCommand(),
-		a.chatCommand(), a.tokenCommand(),
+		a.chatCommand(), a.tokenCommand(), a.mcpServerCommand(),
 		a.backupCommand(), a.restoreCommand(), a.storeCommand(), a.doctorCommand(),
 	)
 	return root
