@@ -41,7 +41,7 @@ const (
 // server mounted, over chattest's real parts (store, demo site, gate,
 // runtime, an MCP server with a read and a write tool).
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	f      *chattest.Fixture
 	ts     *httptest.Server
 	tokens map[string]string // service token secrets by name
@@ -53,7 +53,7 @@ type envOptions struct {
 	oauth    func(*oauth.Params)
 }
 
-func setup(t *testing.T, o envOptions) *env {
+func setup(t testing.TB, o envOptions) *env {
 	t.Helper()
 	f := chattest.New(t, chattest.Options{Postgres: o.postgres, ConfigYAML: "require_second_approver: true"})
 	e := &env{t: t, f: f, tokens: map[string]string{}}
