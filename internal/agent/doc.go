@@ -116,6 +116,16 @@
 // run again unasked. A run never starts over once a write of it was
 // recorded; when its continuation cannot be kept, it stops instead.
 //
+// # Host calls
+//
+// SuspendHostCall keeps an MCP host's approval-bound call (through the
+// MCP facade) as a run waiting for approval whose pending turn is that
+// one call, with its digest and previews, and returns at once. It is
+// decided by Approve like any other run (four-eyes included); once
+// answered no model is asked: the run ends, completed with the call's
+// screened result sealed in a host_result event (HostResult reads it
+// back for the host), or failed approval_denied.
+//
 // # What it is built on
 //
 // A Request carries an agentconfig.Resolved: the configuration whose
