@@ -2,7 +2,6 @@ package mcpserver_test
 
 import (
 	"context"
-	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -36,13 +35,11 @@ func withToken(t *testing.T, target, token string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := httputil.NewSingleHostReverseProxy(u)
-	inner := p.Director
-	p.Director = func(r *http.Request) {
-		inner(r)
-		r.Header.Set("Authorization", "Bearer "+token)
-	}
-	p.FlushInterval = -1
+	p := &httputil.ReverseProxy{FlushInterval: -1, Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(u)
+		pr.Out.Host = pr.In.Host
+		pr.Out.Header.Set("Authorization", "Bearer "+token)
+	}}
 	ts := httptest.NewServer(p)
 	t.Cleanup(ts.Close)
 	return ts.URL
