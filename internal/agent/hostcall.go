@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 
 	"github.com/t3agent/t3agent/internal/agentconfig"
 	"github.com/t3agent/t3agent/internal/llm"
@@ -64,16 +63,7 @@ type HostCallParams struct {
 func (rt *Runtime) SuspendHostCall(ctx context.Context, p HostCallParams) (res Result) {
 	r := &run{rt: rt, cfg: p.Config, cal: InitialCalibration, owner: rt.owner, host: true,
 		req: Request{Config: p.Config, Actor: p.Actor, Caller: p.Caller, Tools: []string{p.Tool}}}
-	defer func() {
-		if v := recover(); v != nil {
-			rt.log.ErrorContext(ctx, "host call panicked", "run_id", r.id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			if r.finished {
-				res = Result{Outcome: OutcomeFailed, RunID: r.id, Termination: TerminationProviderFailed, Error: internalFailure().public}
-				return
-			}
-			res = r.finish(ctx, internalFailure())
-		}
-	}()
+	defer r.guard(ctx, &res)
 	if e := r.start(ctx); e != nil {
 		return r.finish(ctx, *e)
 	}

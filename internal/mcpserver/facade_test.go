@@ -248,8 +248,10 @@ func TestWriteNeedsAConfiguration(t *testing.T) {
 }
 
 // TestTypedInput: a tool that needs a person's input answers
-// input_required to a 2026-07-28 host, whose answer is laid over the
-// arguments; an older host gets an error naming the field.
+// input_required to a 2026-07-28 host and asks an older host that
+// declares elicitation (in a session); the answer is laid over the
+// arguments. An older host that cannot be asked gets an error naming the
+// field.
 func TestTypedInput(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOptions{})
@@ -265,8 +267,13 @@ func TestTypedInput(t *testing.T) {
 	}
 	old := e.connect("/mcp/"+chattest.Configuration, e.tokens["editor-host"], older, opts)
 	res = call(t, old, chattest.InputTool, map[string]any{"choice": "a"})
+	if res.IsError || !strings.Contains(text(res), "variant b chosen") || asked != 2 {
+		t.Errorf("older with elicitation = %q (asked %d)", text(res), asked)
+	}
+	plain := e.connect("/mcp/"+chattest.Configuration, e.tokens["editor-host"], older, nil)
+	res = call(t, plain, chattest.InputTool, map[string]any{"choice": "a"})
 	if !res.IsError || !strings.Contains(text(res), "(choice)") {
-		t.Errorf("older = %q", text(res))
+		t.Errorf("older without elicitation = %q", text(res))
 	}
 }
 

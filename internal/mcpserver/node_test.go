@@ -13,7 +13,9 @@ import (
 
 	"github.com/t3agent/t3agent/internal/agent"
 	"github.com/t3agent/t3agent/internal/chat/chattest"
+	mcpclient "github.com/t3agent/t3agent/internal/mcp"
 	"github.com/t3agent/t3agent/internal/mcpserver"
+	"github.com/t3agent/t3agent/internal/tool"
 )
 
 // nodeHost runs testdata/host.mjs, the official TypeScript SDK's client,
@@ -101,5 +103,30 @@ func TestNodeHost(t *testing.T) {
 	e.nodeHost(t, sdk, path, tok, &result, "call", mcpserver.ToolRunResult, `{"run_id":"`+runID+`"}`)
 	if result.IsError || result.text() != "published: from node" || e.f.WriteCalls() != 1 {
 		t.Errorf("result = %+v (writes %d)", result, e.f.WriteCalls())
+	}
+
+	// A configuration's endpoint shows only its groups.
+	e.nodeHost(t, sdk, "/mcp/"+notesConfig, tok, &list, "list")
+	if want := sorted(append([]string{chattest.ReadTool, chattest.WriteTool}, runTools...)); !slices.Equal(list.Tools, want) {
+		t.Errorf("/mcp/%s lists %v, want %v", notesConfig, list.Tools, want)
+	}
+	// With the notes server secret-adjacent, the local configuration
+	// lists its tools, an externalGlobal one never does.
+	class := tool.SecretAdjacent
+	if _, err := e.f.MCP.Update(ctx, mcpclient.UpdateParams{Identifier: chattest.MCPServer, DataClass: &class, By: "admin"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.f.Gate.Registry().Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.nodeHost(t, sdk, path, e.tokens["admin-host"], &list, "list")
+	if !slices.Contains(list.Tools, chattest.ReadTool) {
+		t.Fatalf("the local configuration does not list the secret-adjacent %s: %v", chattest.ReadTool, list.Tools)
+	}
+	e.nodeHost(t, sdk, "/mcp/"+globalConfig, e.tokens["admin-host"], &list, "list")
+	for _, n := range list.Tools {
+		if en, ok := e.f.Gate.Registry().Get(ctx, n); ok && en.Spec.DataClass > tool.EditorContent {
+			t.Errorf("the externalGlobal configuration lists %s (%s)", n, en.Spec.DataClass)
+		}
 	}
 }

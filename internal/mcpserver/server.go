@@ -1,10 +1,12 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -95,7 +97,10 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 	sdk     *mcp.Server
-	handler http.Handler
+	// stateless serves every request but those of older hosts that can
+	// elicit, which sessions serves.
+	stateless http.Handler
+	sessions  http.Handler
 	perCred *limiter
 	perUser *limiter
 }
@@ -125,10 +130,57 @@ func New(p Params) (*Server, error) {
 	})
 	s.sdk.AddTool(&mcp.Tool{Name: dispatchTool, Description: "Every tools/call of the facade.", InputSchema: json.RawMessage(`{"type":"object"}`)}, s.dispatch)
 	s.sdk.AddReceivingMiddleware(s.middleware)
-	s.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.sdk }, &mcp.StreamableHTTPOptions{
+	get := func(*http.Request) *mcp.Server { return s.sdk }
+	s.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 		Stateless: true, Logger: s.log, MaxRequestBodyBytes: maxRequestBody,
 	})
+	s.sessions = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		SessionTimeout: sessionTimeout, Logger: s.log, MaxRequestBodyBytes: maxRequestBody,
+	})
 	return s, nil
+}
+
+// sessionTimeout ends an idle session of an older host.
+const sessionTimeout = 30 * time.Minute
+
+// route serves every request statelessly, except for an older host
+// (before 2026-07-28) that declares elicitation: it gets a session, the
+// only way such a host can be asked for a tool's typed input. Its later
+// requests carry the session's id. Sessions live in this process.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Mcp-Session-Id") != "" || wantsSession(r) {
+		s.sessions.ServeHTTP(w, r)
+		return
+	}
+	s.stateless.ServeHTTP(w, r)
+}
+
+// wantsSession reports whether r is an older host's initialize that
+// declares elicitation. A 2026-07-28 request names its method in a
+// header and is never read here.
+func wantsSession(r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Method") != "" || r.Body == nil {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	if err != nil {
+		return false
+	}
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+			Capabilities    struct {
+				Elicitation json.RawMessage `json:"elicitation"`
+			} `json:"capabilities"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil {
+		return false
+	}
+	el := m.Params.Capabilities.Elicitation
+	return m.Method == "initialize" && m.Params.ProtocolVersion < modernVersion && len(el) > 0 && string(el) != "null"
 }
 
 func orDefault(v, def int) int {
@@ -207,7 +259,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return &auth.TokenInfo{UserID: p.User.Username, Extra: map[string]any{extraKey: &requestInfo{principal: p, endpoint: ep}}}, nil
 	}
 	opts := &auth.RequireBearerTokenOptions{ResourceMetadataURL: metadataURL(r), AllowMissingExpiration: true}
-	auth.RequireBearerToken(verify, opts)(s.handler).ServeHTTP(w, r)
+	auth.RequireBearerToken(verify, opts)(http.HandlerFunc(s.route)).ServeHTTP(w, r)
 }
 
 // errNoEndpoint answers 400 to an authenticated caller at an unknown

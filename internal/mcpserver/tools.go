@@ -248,9 +248,10 @@ func (s *Server) hostCall(ctx context.Context, pc *pendingCall, req *mcp.CallToo
 }
 
 // typedInput handles a tool that needs a person's input: a modern host
-// gets input_required with the schema, and its retry's answer is laid
-// over the arguments (the schema's keys only); an older host gets an
-// error naming the fields. It returns the arguments to call with, or the
+// gets input_required with the schema, an older host that elicits an
+// elicitation request (in its session), and the answer is laid over the
+// arguments (the schema's keys only); any other host gets an error
+// naming the fields. It returns the arguments to call with, or the
 // result to answer.
 func (s *Server) typedInput(_ context.Context, pc *pendingCall, req *mcp.CallToolRequest, sp tool.Spec) (json.RawMessage, *mcp.CallToolResult) {
 	var schema struct {
@@ -262,7 +263,7 @@ func (s *Server) typedInput(_ context.Context, pc *pendingCall, req *mcp.CallToo
 		fields = append(fields, k)
 	}
 	slices.Sort(fields)
-	if !modern(req) {
+	if !modern(req) && !elicits(req) {
 		return nil, errorResult(fmt.Sprintf("Error: tool %q needs a person's input (%s) that this host cannot ask for; use a host that speaks MCP %s, or t3agent's chat.",
 			pc.name, strings.Join(fields, ", "), modernVersion))
 	}
@@ -292,6 +293,13 @@ func (s *Server) typedInput(_ context.Context, pc *pendingCall, req *mcp.CallToo
 }
 
 func modern(req *mcp.CallToolRequest) bool { return req.ProtocolVersion() >= modernVersion }
+
+// elicits reports whether an older host declared elicitation in its
+// session: the SDK then asks it for the input requests a result names.
+func elicits(req *mcp.CallToolRequest) bool {
+	ip := req.Session.InitializeParams()
+	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
+}
 
 // runTool answers t3agent_run_status and t3agent_run_result for a run the
 // caller may read.

@@ -199,30 +199,23 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, _ *caller) {
 		return
 	}
 	ip := clientIP(r)
-	attempt, wait := s.limiter.take(ip, body.Username)
-	if attempt == nil {
+	u, wait, err := s.checkLogin(r, body.Username, body.Password)
+	switch {
+	case wait > 0:
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 		s.fail(w, r, apiErr(http.StatusTooManyRequests, "rateLimited", fmt.Errorf("login of %q from %s", body.Username, ip)))
 		return
-	}
-	ctx := r.Context()
-	u, err := s.api.Site.Authenticate(ctx, body.Username, body.Password)
-	switch {
 	case errors.Is(err, typo3.ErrAuthFailed):
-		s.p.Logger.Info("login failed", "username", body.Username, "ip", ip)
 		s.fail(w, r, apiErr(http.StatusUnauthorized, "invalidCredentials", err))
 		return
 	case errors.Is(err, typo3.ErrPasswordHashUnusable):
-		s.p.Logger.Warn("login refused: unusable password hash", "username", body.Username, "ip", ip, "err", err)
 		s.fail(w, r, apiErr(http.StatusUnauthorized, "passwordHashUnusable", err))
 		return
 	case err != nil:
-		// Not the client's fault: give the attempt back.
-		attempt.refund()
 		s.fail(w, r, fmt.Errorf("authenticate %q: %w", body.Username, err))
 		return
 	}
-	attempt.refund()
+	ctx := r.Context()
 	secret, err := randomSecret()
 	if err != nil {
 		s.fail(w, r, err)
@@ -253,6 +246,30 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, _ *caller) {
 	http.SetCookie(w, s.sessionCookie(r, secret, int(s.api.SessionTTL/time.Second)))
 	s.p.Logger.Info("login", "username", u.Username, "ip", ip)
 	writeJSON(w, http.StatusOK, map[string]any{"user": userOf(u), "csrfToken": csrf, "expiresAt": sess.ExpiresAt.UTC()})
+}
+
+// checkLogin checks TYPO3 backend credentials under the login limit, per
+// client address and per username: the API's login and the MCP consent
+// page both log in through it. A refused attempt returns the wait; a
+// failure that is not the client's (the site database) is given back.
+func (s *Server) checkLogin(r *http.Request, username, password string) (*typo3.BackendUser, time.Duration, error) {
+	ip := clientIP(r)
+	attempt, wait := s.limiter.take(ip, username)
+	if attempt == nil {
+		return nil, wait, nil
+	}
+	u, err := s.api.Site.Authenticate(r.Context(), username, password)
+	switch {
+	case errors.Is(err, typo3.ErrAuthFailed):
+		s.p.Logger.Info("login failed", "username", username, "ip", ip)
+		return nil, 0, err
+	case errors.Is(err, typo3.ErrPasswordHashUnusable):
+		s.p.Logger.Warn("login refused: unusable password hash", "username", username, "ip", ip, "err", err)
+		return nil, 0, err
+	}
+	// Only failures count; a failure that is not the client's neither.
+	attempt.refund()
+	return u, 0, err
 }
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request, c *caller) {

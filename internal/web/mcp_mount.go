@@ -109,25 +109,14 @@ func (s *Server) verifyMCP(r *http.Request, token, resource string) (*mcpserver.
 	return &mcpserver.Principal{User: c.user, Access: c.access, Credential: "token:" + c.access.Token}, nil
 }
 
-// consentLogin checks TYPO3 backend credentials for the consent page
-// under the same per-address and per-username limit as the API's login.
+// consentLogin is the consent page's login: the API's, under its limit.
 func (s *Server) consentLogin(r *http.Request, username, password string) (*typo3.BackendUser, error) {
-	username = strings.TrimSpace(username)
-	ip := clientIP(r)
-	attempt, wait := s.limiter.take(ip, username)
-	if attempt == nil {
-		return nil, &oauth.LoginError{RetryAfter: wait}
-	}
-	u, err := s.api.Site.Authenticate(r.Context(), username, password)
+	u, wait, err := s.checkLogin(r, strings.TrimSpace(username), password)
 	switch {
+	case wait > 0:
+		return nil, &oauth.LoginError{RetryAfter: wait}
 	case errors.Is(err, typo3.ErrAuthFailed), errors.Is(err, typo3.ErrPasswordHashUnusable):
-		s.p.Logger.Info("consent login failed", "username", username, "ip", ip)
 		return nil, &oauth.LoginError{}
-	case err != nil:
-		attempt.refund()
-		return nil, err
 	}
-	attempt.refund()
-	s.p.Logger.Info("consent login", "username", u.Username, "ip", ip)
-	return u, nil
+	return u, err
 }
