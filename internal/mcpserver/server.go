@@ -93,16 +93,16 @@ type Params struct {
 
 // Server is the MCP facade. It is safe for concurrent use.
 type Server struct {
-	p       Params
-	log     *slog.Logger
-	now     func() time.Time
-	sdk     *mcp.Server
+	p   Params
+	log *slog.Logger
+	now func() time.Time
+	sdk *mcp.Server
 	// stateless serves every request but those of older hosts that can
 	// elicit, which sessions serves.
 	stateless http.Handler
 	sessions  http.Handler
-	perCred *limiter
-	perUser *limiter
+	perCred   *limiter
+	perUser   *limiter
 }
 
 // New builds the facade.
