@@ -38,8 +38,8 @@
 //
 // Every tools/call is recorded (store.MCPServerState.RecordMCPCall): who,
 // client, credential, configuration, tool, decision, outcome, duration,
-// never arguments or results. Calls are limited per credential and per
-// user in fixed one-minute windows.
+// never arguments or results. Calls and lists are limited per credential
+// and per user in fixed one-minute windows.
 //
 // # Concurrency
 //

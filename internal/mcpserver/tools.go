@@ -71,6 +71,9 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, errors.New("the request carries no verified credential")
 		}
 		if method == "tools/list" {
+			if wait, ok := s.admit(info.principal); !ok {
+				return nil, fmt.Errorf("too many requests; try again in %d s", int(wait.Seconds())+1)
+			}
 			return s.listTools(ctx, info)
 		}
 		cr, ok := req.(*mcp.CallToolRequest)

@@ -201,7 +201,7 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 }
 
 // resourcePath is an MCP endpoint of this server: /mcp or /mcp/{name}.
-var resourcePath = regexp.MustCompile(`^/mcp(/[A-Za-z0-9_.-]{1,255})?$`)
+var resourcePath = regexp.MustCompile(`^/mcp(/[A-Za-z0-9][A-Za-z0-9_.-]{0,254})?$`)
 
 // resourceOf checks a resource indicator (RFC 8707): an MCP endpoint of
 // this server, as the client reaches it. Absent means /mcp.
@@ -258,7 +258,7 @@ type issWriter struct {
 }
 
 func (w *issWriter) WriteHeader(code int) {
-	if loc := w.Header().Get("Location"); code >= 300 && code < 400 && loc != "" && !strings.HasPrefix(loc, w.iss+"/") {
+	if loc := w.Header().Get("Location"); code >= 300 && code < 400 && loc != "" && !strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, w.iss+"/") {
 		if u, err := url.Parse(loc); err == nil {
 			q := u.Query()
 			q.Set("iss", w.iss)

@@ -1,9 +1,10 @@
 // Package web is t3agent's HTTP face: health and readiness probes,
 // Prometheus metrics, the pages of the UI and the JSON API under /api/v1
 // (login and service tokens, the chat, runs and the inbox, tools, labels,
-// the OpenAPI document). Handlers never expose an internal error to the
-// client: the client gets a code and a neutral sentence, the log gets the
-// cause.
+// the OpenAPI document) and, when mounted (mcp_mount.go), the MCP facade
+// at /mcp with its OAuth authorization server and consent page. Handlers
+// never expose an internal error to the client: the client gets a code
+// and a neutral sentence, the log gets the cause.
 package web
 
 import (
