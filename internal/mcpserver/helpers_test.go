@@ -115,6 +115,7 @@ configurations:
 		MCP: &web.MCPParams{Facade: fp, OAuth: &op},
 	})
 	e.ts = httptest.NewServer(srv.Handler())
+	t.Cleanup(srv.CloseStreams)
 	t.Cleanup(e.ts.Close)
 	return e
 }

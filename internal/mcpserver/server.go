@@ -140,6 +140,14 @@ func New(p Params) (*Server, error) {
 	return s, nil
 }
 
+// Close ends the sessions of older hosts (see route); stateless requests
+// hold none. The web server calls it when it shuts down.
+func (s *Server) Close() {
+	for ss := range s.sdk.Sessions() {
+		_ = ss.Close()
+	}
+}
+
 // sessionTimeout ends an idle session of an older host.
 const sessionTimeout = 30 * time.Minute
 

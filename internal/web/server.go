@@ -136,9 +136,17 @@ func (s *Server) Handler() http.Handler { return s }
 // ServeHTTP serves every route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// CloseStreams ends the open event streams; Serve calls it when the
-// server shuts down. It may be called more than once.
-func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
+// CloseStreams ends the open event streams and the MCP facade's
+// sessions; Serve calls it when the server shuts down. It may be called
+// more than once.
+func (s *Server) CloseStreams() {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		if s.facade != nil {
+			s.facade.Close()
+		}
+	})
+}
 
 func (s *Server) handle(pattern string, h http.HandlerFunc) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
