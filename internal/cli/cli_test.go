@@ -204,7 +204,8 @@ func TestDemoServesProbes(t *testing.T) {
 	if url == "" {
 		t.Fatalf("demo never announced its URL: %v", <-done)
 	}
-	for _, p := range []string{"/healthz", "/readyz", "/metrics", "/"} {
+	// The MCP facade and its OAuth server are mounted (the demo has a master key).
+	for _, p := range []string{"/healthz", "/readyz", "/metrics", "/", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server"} {
 		resp, err := http.Get(url + p)
 		if err != nil {
 			t.Fatal(err)
@@ -217,6 +218,14 @@ func TestDemoServesProbes(t *testing.T) {
 		if p == "/" && !strings.Contains(string(body), "<td>editor</td>") {
 			t.Errorf("start page does not list the editor")
 		}
+	}
+	resp, err := http.Post(url+"/mcp", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "resource_metadata=") {
+		t.Errorf("/mcp without a token = %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
 	http.DefaultClient.CloseIdleConnections()
 	cancel()
