@@ -41,7 +41,7 @@ func FuzzRedirectURI(f *testing.F) {
 // server the request reached, nothing else.
 func FuzzResource(f *testing.F) {
 	for _, s := range []string{"", "http://example.com/mcp", "http://example.com/mcp/editor-eu", "http://example.com/mcp/a/b",
-		"http://evil.example/mcp", "http://example.com/api/v1/runs", "http://example.com/mcp?x=1", "http://example.com/mcp/../api", "https://example.com/mcp"} {
+		"http://evil.example/mcp", "http://example.com/api/v1/runs", "http://example.com/mcp?x=1", "http://example.com/mcp/../api", "http://example.com/mcp/..", "https://example.com/mcp"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
