@@ -9,9 +9,14 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/t3agent/t3agent/internal/store"
 )
+
+// revokedKept is how long a revoked grant stays listed (`grants list
+// --all`) before a sweep deletes it.
+const revokedKept = 30 * 24 * time.Hour
 
 //go:embed consent.html
 var consentFS embed.FS
@@ -95,6 +100,11 @@ func (s *Server) consentPost(w http.ResponseWriter, r *http.Request) {
 			v.Error = "The login could not be checked right now; try again."
 			s.render(w, r, http.StatusServiceUnavailable, v)
 			return
+		}
+		// Logins are what lead to new grants and tokens, so they also sweep
+		// the expired rows: no background sweeper is needed.
+		if _, err := s.p.Store.DeleteExpiredOAuth(ctx, s.now().Add(-revokedKept)); err != nil {
+			s.log.WarnContext(ctx, "cannot delete expired OAuth rows", "error", err.Error())
 		}
 		secret := randomID()
 		if err := s.p.Store.AuthenticateOAuthRequest(ctx, store.AuthenticateOAuthRequestParams{ID: req.ID, Username: u.Username, ConsentHash: hashOf(secret)}); err != nil {
