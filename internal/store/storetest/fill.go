@@ -111,6 +111,23 @@ func Fill(tb testing.TB, st store.Store, p FillParams) {
 	must("web session", st.CreateWebSession(ctx, store.WebSession{
 		IDHash: hashOf("cookie"), Username: "editor", CSRFToken: "csrf-cookie", ExpiresAt: time.Now().Add(12 * time.Hour),
 	}))
+
+	// t3agent as an MCP server: a host's call record, its OAuth client,
+	// a pending authorization, a grant and its tokens.
+	_, err = st.RecordMCPCall(ctx, store.RecordMCPCallParams{
+		ActorUsername: "editor", ActorUID: 7, Client: "claude-code", Credential: "grant:fill-grant", Method: "tools/call",
+		Tool: "search_records", Decision: "allowed", Outcome: "ok", Duration: 3 * time.Millisecond,
+	})
+	must("MCP host call", err)
+	_, err = st.PutOAuthClient(ctx, store.OAuthClient{ClientID: "fill-client", Name: "Cursor", RedirectURIs: []string{"http://127.0.0.1:3000/cb"}, Kind: store.OAuthClientRegistered})
+	must("OAuth client", err)
+	must("OAuth request", st.CreateOAuthRequest(ctx, store.OAuthRequest{
+		ID: "fill-request", ClientID: "fill-client", RedirectURI: "http://127.0.0.1:3000/cb", State: "st", Scopes: []string{"mcp"},
+		Resource: "http://127.0.0.1:8080/mcp", CodeChallenge: "abc", CodeChallengeMethod: "S256", ExpiresAt: time.Now().Add(10 * time.Minute),
+	}))
+	_, err = st.CreateOAuthGrant(ctx, store.OAuthGrant{ID: "fill-grant", Username: "editor", UserUID: 7, ClientID: "fill-client", ClientName: "Cursor", Resource: "http://127.0.0.1:8080/mcp", Scopes: []string{"mcp"}})
+	must("OAuth grant", err)
+	must("OAuth token", st.CreateOAuthToken(ctx, store.OAuthToken{ID: hashOf("fill-access"), GrantID: "fill-grant", Kind: store.OAuthAccessToken, ExpiresAt: time.Now().Add(time.Hour)}))
 }
 
 // fillRun records one finished run with n events (n ≥ 1).
