@@ -239,10 +239,16 @@ func TestDeadlineAcrossLegs(t *testing.T) {
 	if mcp.KindOf(err) != mcp.KindTimeout || !strings.Contains(err.Error(), "did not answer within 700ms") {
 		t.Fatalf("Import = %v, want a timeout after 700ms", err)
 	}
-	if took < deadline || took > deadline+400*time.Millisecond {
-		t.Errorf("the import took %v; want the one deadline of %v (per-leg timeouts would compound)", took, deadline)
+	// With a timeout per leg every 250 ms leg would succeed, so the
+	// timeout error itself proves the one deadline. The bounds only check
+	// that the operation ends at it and not later; they are generous
+	// because a loaded machine schedules late, and the grace on arrivals
+	// covers a request written just before the deadline.
+	const slack = 2 * time.Second
+	if took < deadline || took > deadline+slack {
+		t.Errorf("the import took %v; want the one deadline of %v", took, deadline)
 	}
-	if n := rs.arrivedAfter(start.Add(deadline)); n != 0 {
+	if n := rs.arrivedAfter(start.Add(deadline + 300*time.Millisecond)); n != 0 {
 		t.Errorf("%d requests reached the server after the deadline", n)
 	}
 	if !f.server(t, "slow").LastContact.IsZero() {
@@ -261,7 +267,7 @@ func TestDeadlineAcrossLegs(t *testing.T) {
 	})
 	start = time.Now()
 	res := g.invoke(ctx, "mcp_hang_echo", `{}`)
-	if !res.IsError || !strings.Contains(res.Content, "did not answer within") || time.Since(start) > deadline+400*time.Millisecond {
+	if !res.IsError || !strings.Contains(res.Content, "did not answer within") || time.Since(start) > deadline+slack {
 		t.Errorf("a hanging call = %+v after %v", res, time.Since(start))
 	}
 }
