@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -438,5 +440,37 @@ func TestStoreDown(t *testing.T) {
 	want(t, s, "t3agent_store_up", "", 0)
 	if len(s) != 1 {
 		t.Errorf("a closed store still reported %v", keys(s))
+	}
+}
+
+// TestDocumented: every metric is in the table of docs/operations.md, and
+// the table names no metric that does not exist.
+func TestDocumented(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan *prometheus.Desc, 64)
+	metrics.NewEvents().Describe(ch)
+	metrics.NewStore(metrics.StoreParams{}).Describe(ch)
+	close(ch)
+	names := map[string]bool{}
+	fq := regexp.MustCompile(`fqName: "([a-z0-9_]+)"`)
+	for d := range ch {
+		m := fq.FindStringSubmatch(d.String())
+		if m == nil {
+			t.Fatalf("no name in %s", d)
+		}
+		names[m[1]] = true
+		if !strings.Contains(string(doc), "| `"+m[1]+"` |") {
+			t.Errorf("docs/operations.md has no row for %s", m[1])
+		}
+	}
+	own := map[string]bool{"t3agent_build_info": true, "t3agent_http_requests_total": true, "t3agent_http_request_duration_seconds": true}
+	for _, m := range regexp.MustCompile("(?m)^\\| `(t3agent_[a-z0-9_]+)` \\|").FindAllStringSubmatch(string(doc), -1) {
+		if !names[m[1]] && !own[m[1]] && !strings.HasPrefix(m[1], "t3agent_login_") {
+			t.Errorf("docs/operations.md lists %s, which no collector of this package reports", m[1])
+		}
 	}
 }
