@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -473,4 +474,49 @@ func TestDocumented(t *testing.T) {
 			t.Errorf("docs/operations.md lists %s, which no collector of this package reports", m[1])
 		}
 	}
+}
+
+// TestFinishedRunsRecount: the finished runs, whose count reads every
+// finished run, are counted again once FinishedEvery has passed; the
+// cheap series follow every scrape.
+func TestFinishedRunsRecount(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "t3agent.db"), store.OpenParams{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	var mu sync.Mutex
+	now := fixedNow()
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.NewStore(metrics.StoreParams{Store: st, Now: clock, FinishedEvery: time.Minute}))
+	finish := func(id string) {
+		t.Helper()
+		p := store.CreateRunParams{ID: id, OwnerUsername: "editor", OwnerUID: 2, Configuration: "main", CallerSource: "api",
+			CallerOperation: "run", Privacy: "metadata", LeaseOwner: "interactive:test:1", Lease: time.Minute}
+		if _, err := st.CreateRun(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.SettleRun(ctx, store.SettleRunParams{ID: id, LeaseOwner: p.LeaseOwner, Status: store.RunFailed,
+			Outcome: "failed", TerminationReason: "budget_exhausted"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const series = "outcome=failed,termination=budget_exhausted"
+	finish("run-1")
+	want(t, scrape(t, reg), "t3agent_runs_finished_total", series, 1)
+	finish("run-2")
+	s := scrape(t, reg)
+	want(t, s, "t3agent_runs", "status=failed", 2)
+	want(t, s, "t3agent_runs_finished_total", series, 1)
+	mu.Lock()
+	now = now.Add(time.Minute)
+	mu.Unlock()
+	want(t, scrape(t, reg), "t3agent_runs_finished_total", series, 2)
 }

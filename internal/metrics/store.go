@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,6 +17,12 @@ import (
 // scrape timeout of 10 s.
 const DefaultStoreTimeout = 3 * time.Second
 
+// DefaultFinishedEvery is how often the finished runs are counted again
+// unless StoreParams.FinishedEvery says otherwise. Counting them reads
+// every finished run (see store.Stats), the rest of a scrape reads
+// indexes only.
+const DefaultFinishedEvery = time.Minute
+
 // StoreReader is what Store reads: the aggregates and the MCP servers.
 type StoreReader interface {
 	store.Stats
@@ -28,8 +35,12 @@ type StoreParams struct {
 	Store StoreReader
 	// Timeout bounds one scrape's queries; 0 means DefaultStoreTimeout.
 	Timeout time.Duration
-	// Now is the clock of ages (the oldest queued run, the last MCP
-	// contact is a timestamp); nil means time.Now.
+	// FinishedEvery is the shortest interval between two counts of the
+	// finished runs; scrapes in between report the last count. 0 means
+	// DefaultFinishedEvery.
+	FinishedEvery time.Duration
+	// Now is the clock of ages (the oldest queued run) and of
+	// FinishedEvery; nil means time.Now.
 	Now func() time.Time
 	// Logger receives the store's failures; nil discards them.
 	Logger *slog.Logger
@@ -39,10 +50,16 @@ type StoreParams struct {
 // sharing it: runs, the queue, conversations and MCP server health. It is
 // a prometheus.Collector and safe for concurrent scrapes.
 type Store struct {
-	st      StoreReader
-	timeout time.Duration
-	now     func() time.Time
-	log     *slog.Logger
+	st            StoreReader
+	timeout       time.Duration
+	finishedEvery time.Duration
+	now           func() time.Time
+	log           *slog.Logger
+
+	// mu guards the last count of the finished runs and when it was read.
+	mu         sync.Mutex
+	lastCount  []store.RunCount
+	finishedAt time.Time
 
 	up, runs, finished, queueDepth, queueReady, queueAge, conversations *prometheus.Desc
 	mcpEnabled, mcpImport, mcpTools, mcpContact, mcpLatency             *prometheus.Desc
@@ -52,9 +69,12 @@ var _ prometheus.Collector = (*Store)(nil)
 
 // NewStore returns the collector over p.Store.
 func NewStore(p StoreParams) *Store {
-	s := &Store{st: p.Store, timeout: p.Timeout, now: p.Now, log: p.Logger}
+	s := &Store{st: p.Store, timeout: p.Timeout, finishedEvery: p.FinishedEvery, now: p.Now, log: p.Logger}
 	if s.timeout <= 0 {
 		s.timeout = DefaultStoreTimeout
+	}
+	if s.finishedEvery <= 0 {
+		s.finishedEvery = DefaultFinishedEvery
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -97,6 +117,7 @@ func (s *Store) Collect(ch chan<- prometheus.Metric) {
 		collect func(context.Context, chan<- prometheus.Metric) error
 	}{
 		{"runs", s.collectRuns},
+		{"finished runs", s.collectFinished},
 		{"conversations", s.collectConversations},
 		{"MCP servers", s.collectMCP},
 	} {
@@ -114,13 +135,8 @@ func (s *Store) collectRuns(ctx context.Context, ch chan<- prometheus.Metric) er
 		return err
 	}
 	byStatus := map[store.RunStatus]int64{}
-	type key struct{ outcome, termination string }
-	finished := map[key]int64{}
 	for _, c := range rs.Counts {
 		byStatus[c.Status] += c.Runs
-		if c.Status.Terminal() {
-			finished[key{runOutcome(c.Outcome), termination(c.Termination)}] += c.Runs
-		}
 	}
 	// Every status is reported, 0 included, so that an alert on one finds
 	// its series before the first such run.
@@ -136,9 +152,6 @@ func (s *Store) collectRuns(ctx context.Context, ch chan<- prometheus.Metric) er
 	if unknown > 0 {
 		ch <- prometheus.MustNewConstMetric(s.runs, prometheus.GaugeValue, float64(unknown), Other)
 	}
-	for k, n := range finished {
-		ch <- prometheus.MustNewConstMetric(s.finished, prometheus.CounterValue, float64(n), k.outcome, k.termination)
-	}
 	ch <- prometheus.MustNewConstMetric(s.queueDepth, prometheus.GaugeValue, float64(rs.Queued()))
 	ch <- prometheus.MustNewConstMetric(s.queueReady, prometheus.GaugeValue, float64(rs.Ready))
 	age := 0.0
@@ -146,6 +159,30 @@ func (s *Store) collectRuns(ctx context.Context, ch chan<- prometheus.Metric) er
 		age = max(s.now().Sub(rs.OldestReady).Seconds(), 0)
 	}
 	ch <- prometheus.MustNewConstMetric(s.queueAge, prometheus.GaugeValue, age)
+	return nil
+}
+
+// collectFinished reports the finished runs by outcome and termination,
+// counted again once FinishedEvery has passed since the last count.
+func (s *Store) collectFinished(ctx context.Context, ch chan<- prometheus.Metric) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	if s.finishedAt.IsZero() || now.Sub(s.finishedAt) >= s.finishedEvery || now.Before(s.finishedAt) {
+		counts, err := s.st.FinishedRuns(ctx)
+		if err != nil {
+			return err
+		}
+		s.lastCount, s.finishedAt = counts, now
+	}
+	type key struct{ outcome, termination string }
+	finished := map[key]int64{}
+	for _, c := range s.lastCount {
+		finished[key{runOutcome(c.Outcome), termination(c.Termination)}] += c.Runs
+	}
+	for k, n := range finished {
+		ch <- prometheus.MustNewConstMetric(s.finished, prometheus.CounterValue, float64(n), k.outcome, k.termination)
+	}
 	return nil
 }
 

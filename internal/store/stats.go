@@ -14,16 +14,23 @@ import (
 // whole database, whichever process wrote it. Each method is read-only,
 // a few indexed queries on the reader, and honours ctx.
 type Stats interface {
-	// RunStats counts the runs by status, outcome and termination reason,
-	// and reads the queue at the store's now.
+	// RunStats counts the runs by status and reads the queue at the
+	// store's now, from indexes only.
 	RunStats(ctx context.Context) (RunStats, error)
+	// FinishedRuns counts the finished runs (completed, failed,
+	// cancelled) by status, outcome and termination reason, ordered by
+	// them (bytewise); never nil. It reads every finished run, so its
+	// cost grows with the store: callers read it less often than
+	// RunStats. Finished runs never change and are never deleted, so the
+	// counts only grow.
+	FinishedRuns(ctx context.Context) ([]RunCount, error)
 	// ConversationStats counts the conversations by status, ordered by
 	// status (bytewise); never nil.
 	ConversationStats(ctx context.Context) ([]ConversationCount, error)
 }
 
-// RunCount is the number of runs with one status, outcome and
-// termination reason.
+// RunCount is the number of runs with one status and, in FinishedRuns,
+// one outcome and termination reason.
 type RunCount struct {
 	Status      RunStatus
 	Outcome     string // "" while the run has not stopped
@@ -33,8 +40,8 @@ type RunCount struct {
 
 // RunStats is one read of the runs.
 type RunStats struct {
-	// Counts holds one row per status, outcome and termination reason
-	// that any run has, ordered by them (bytewise); never nil.
+	// Counts holds one row per status that any run has, ordered by
+	// status (bytewise), without outcome or termination; never nil.
 	Counts []RunCount
 	// Ready counts the queued runs a worker may claim now (their backoff,
 	// if any, has passed); the queued runs of Counts include the delayed.
@@ -62,17 +69,17 @@ type ConversationCount struct {
 }
 
 func (s *sqlStore) RunStats(ctx context.Context) (RunStats, error) {
+	// Grouped by status alone, the count is read from an index on status
+	// (runs_queue, runs_lease) without touching the rows.
 	counts, err := queryAll(ctx, s.r, "count the runs", "a run count", func(row rowScanner) (RunCount, error) {
 		var c RunCount
-		err := row.Scan(&c.Status, &c.Outcome, &c.Termination, &c.Runs)
+		err := row.Scan(&c.Status, &c.Runs)
 		return c, err
-	}, `SELECT status, outcome, termination_reason, COUNT(*) FROM runs GROUP BY status, outcome, termination_reason`)
+	}, `SELECT status, COUNT(*) FROM runs GROUP BY status`)
 	if err != nil {
 		return RunStats{}, err
 	}
-	slices.SortFunc(counts, func(a, b RunCount) int {
-		return cmpJoin(string(a.Status), a.Outcome, a.Termination, string(b.Status), b.Outcome, b.Termination)
-	})
+	slices.SortFunc(counts, func(a, b RunCount) int { return strings.Compare(string(a.Status), string(b.Status)) })
 	out := RunStats{Counts: counts}
 	now := s.stamp()
 	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs WHERE status = $1 AND available_at <= $2`,
@@ -85,6 +92,22 @@ func (s *sqlStore) RunStats(ctx context.Context) (RunStats, error) {
 		return RunStats{}, fmt.Errorf("store: cannot read the oldest queued run: %w", err)
 	}
 	return out, nil
+}
+
+func (s *sqlStore) FinishedRuns(ctx context.Context) ([]RunCount, error) {
+	counts, err := queryAll(ctx, s.r, "count the finished runs", "a run count", func(row rowScanner) (RunCount, error) {
+		var c RunCount
+		err := row.Scan(&c.Status, &c.Outcome, &c.Termination, &c.Runs)
+		return c, err
+	}, `SELECT status, outcome, termination_reason, COUNT(*) FROM runs WHERE status IN ($1, $2, $3)
+		GROUP BY status, outcome, termination_reason`, RunCompleted, RunFailed, RunCancelled)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(counts, func(a, b RunCount) int {
+		return cmpJoin(string(a.Status), a.Outcome, a.Termination, string(b.Status), b.Outcome, b.Termination)
+	})
+	return counts, nil
 }
 
 // cmpJoin orders two triples bytewise, field by field.

@@ -22,6 +22,9 @@ func testStats(t *testing.T, h harness) {
 	if rs.Counts == nil || len(rs.Counts) != 0 || rs.Ready != 0 || !rs.OldestReady.IsZero() || rs.Queued() != 0 {
 		t.Errorf("empty store: %+v", rs)
 	}
+	if finished, err := f.st.FinishedRuns(ctx); err != nil || finished == nil || len(finished) != 0 {
+		t.Errorf("empty store: finished %+v, %v", finished, err)
+	}
 	cs, err := f.st.ConversationStats(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +41,7 @@ func testStats(t *testing.T, h harness) {
 		{"run-done-1", "completed", "completed", store.RunCompleted},
 		{"run-done-2", "completed", "completed", store.RunCompleted},
 		{"run-failed", "failed", "provider_failed", store.RunFailed},
+		{"run-truncated", "failed", "max_iterations", store.RunFailed},
 	} {
 		p := newRun(s.id, "editor")
 		createRun(t, other, p)
@@ -69,14 +73,26 @@ func testStats(t *testing.T, h harness) {
 		t.Fatal(err)
 	}
 	want := []store.RunCount{
-		{Status: store.RunCompleted, Outcome: "completed", Termination: "completed", Runs: 2},
-		{Status: store.RunFailed, Outcome: "failed", Termination: "provider_failed", Runs: 1},
+		{Status: store.RunCompleted, Runs: 2},
+		{Status: store.RunFailed, Runs: 2},
 		{Status: store.RunQueued, Runs: 3},
 		{Status: store.RunRunning, Runs: 1},
-		{Status: store.RunWaitingForApproval, Outcome: "awaiting_approval", Runs: 1},
+		{Status: store.RunWaitingForApproval, Runs: 1},
 	}
 	if !slices.Equal(rs.Counts, want) {
 		t.Errorf("counts:\n got %+v\nwant %+v", rs.Counts, want)
+	}
+	finished, err := other.FinishedRuns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFinished := []store.RunCount{
+		{Status: store.RunCompleted, Outcome: "completed", Termination: "completed", Runs: 2},
+		{Status: store.RunFailed, Outcome: "failed", Termination: "max_iterations", Runs: 1},
+		{Status: store.RunFailed, Outcome: "failed", Termination: "provider_failed", Runs: 1},
+	}
+	if !slices.Equal(finished, wantFinished) {
+		t.Errorf("finished:\n got %+v\nwant %+v", finished, wantFinished)
 	}
 	if rs.Queued() != 3 || rs.Ready != 2 {
 		t.Errorf("queued %d, ready %d; want 3 and 2", rs.Queued(), rs.Ready)
