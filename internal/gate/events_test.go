@@ -187,14 +187,7 @@ func TestObserveNeedsItsRecord(t *testing.T) {
 	ctx := t.Context()
 	diag := newTool("diag", func(s *tool.Spec) { s.DataClass = tool.SystemDiagnostics })
 	e := newEnv(t, envParams{builtins: []tool.Tool{diag, newTool("plain")}})
-	raw, err := sql.Open("sqlite", "file:"+e.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	if _, err := raw.ExecContext(ctx, `DROP TABLE governance_events`); err != nil {
-		t.Fatal(err)
-	}
+	e.dropGovernanceEvents()
 	cfg := gate.Config{TrustZone: tool.ZoneExternalGlobal}
 	e.setEnforcement(gate.Observe)
 	d, err := e.gate.Decide(ctx, gate.DecideParams{Tool: "diag", Config: cfg})
@@ -251,14 +244,7 @@ func TestRecordUnapproved(t *testing.T) {
 	if !strings.Contains(e.logs.String(), `level=WARN msg="approval-bound call refused: its turn was never approved" tool=notify reason=write_unapproved`) {
 		t.Errorf("log lacks the event:\n%s", e.logs.String())
 	}
-	raw, err := sql.Open("sqlite", "file:"+e.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	if _, err := raw.ExecContext(ctx, `DROP TABLE governance_events`); err != nil {
-		t.Fatal(err)
-	}
+	e.dropGovernanceEvents()
 	if err := e.gate.RecordUnapproved(ctx, gate.UnapprovedParams{Tool: "notify", Actor: editor(), Config: cfg, RunID: "run-7"}); err == nil {
 		t.Error("a lost write_unapproved event was not reported")
 	}
@@ -354,18 +340,25 @@ func TestOnDenied(t *testing.T) {
 	if g := take(); len(g) != 0 {
 		t.Errorf("an observed-only decision was reported as a denial: %q", g)
 	}
-	raw, err := sql.Open("sqlite", "file:"+e.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	if _, err := raw.ExecContext(ctx, `DROP TABLE governance_events`); err != nil {
-		t.Fatal(err)
-	}
+	e.dropGovernanceEvents()
 	if _, err := e.gate.Decide(ctx, gate.DecideParams{Tool: "diag", Config: eu}); err != nil {
 		t.Fatal(err)
 	}
 	if g := take(); !slices.Equal(g, []string{"decide:trust_zone:diag"}) {
 		t.Errorf("an observed-only decision without its record = %q, want a trust_zone denial", g)
+	}
+}
+
+// dropGovernanceEvents drops the events' table behind the store's back,
+// so that recording an event fails.
+func (e *env) dropGovernanceEvents() {
+	e.t.Helper()
+	raw, err := sql.Open("sqlite", "file:"+e.path)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.ExecContext(context.Background(), `DROP TABLE governance_events`); err != nil {
+		e.t.Fatal(err)
 	}
 }

@@ -194,6 +194,18 @@ func want(t *testing.T, s map[string]map[string]*dto.Metric, name, labels string
 	}
 }
 
+// sqliteStore opens a store in a new SQLite file, on the fixed clock;
+// it is closed when t ends.
+func sqliteStore(t *testing.T) store.Store {
+	t.Helper()
+	st, err := store.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "t3agent.db"), store.OpenParams{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
 // databases runs fn on a SQLite store and, when configured, PostgreSQL.
 func databases(t *testing.T, fn func(t *testing.T, dsn string)) {
 	t.Run("SQLite", func(t *testing.T) {
@@ -357,11 +369,7 @@ func keys[V any](m map[string]V) []string {
 func TestLint(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	st, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "t3agent.db"), store.OpenParams{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqliteStore(t)
 	if _, err := st.CreateMCPServer(ctx, store.CreateMCPServerParams{Identifier: "docs", Name: "Docs", URL: "https://docs.example/mcp",
 		AuthKind: store.MCPAuthNone, Effect: store.MCPEffectReadOnly, CreatedBy: "admin"}); err != nil {
 		t.Fatal(err)
@@ -428,10 +436,7 @@ func TestLabelsAreBounded(t *testing.T) {
 // and none of the store's series, instead of stale or zero values.
 func TestStoreDown(t *testing.T) {
 	t.Parallel()
-	st, err := store.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "t3agent.db"), store.OpenParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := sqliteStore(t)
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -482,11 +487,7 @@ func TestDocumented(t *testing.T) {
 func TestFinishedRunsRecount(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	st, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "t3agent.db"), store.OpenParams{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqliteStore(t)
 	var mu sync.Mutex
 	now := fixedNow()
 	clock := func() time.Time {
