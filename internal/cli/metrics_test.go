@@ -9,9 +9,9 @@ import (
 	"github.com/t3agent/t3agent/internal/store"
 )
 
-// TestServeMetrics: serve's /metrics carries the store's aggregates, read
-// at scrape time, beside the HTTP counters: a turn another process queued
-// shows without a restart.
+// TestServeMetrics: serve's /metrics carries the runtime's counters and
+// the store's aggregates, read at scrape time, beside the HTTP counters:
+// a turn another process queued shows without a restart.
 func TestServeMetrics(t *testing.T) {
 	t.Parallel()
 	work := demoDir(t)
@@ -37,6 +37,7 @@ func TestServeMetrics(t *testing.T) {
 		"t3agent_run_queue_oldest_age_seconds 0",
 		`t3agent_chat_conversations{status="processing"} 0`,
 		`t3agent_build_info{version=`,
+		`t3agent_gate_denials_total{reason="trust_zone",stage="call"} 0`,
 	} {
 		if !strings.Contains(body, "\n"+line) {
 			t.Errorf("/metrics lacks %q", line)

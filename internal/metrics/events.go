@@ -32,9 +32,11 @@ type Events struct {
 
 var _ prometheus.Collector = (*Events)(nil)
 
-// NewEvents returns the counters, all at zero.
+// NewEvents returns the counters, all at zero. The denials of every
+// reason and stage start as series at 0, so that an alert on an increase
+// sees the first denial.
 func NewEvents() *Events {
-	return &Events{
+	e := &Events{
 		providerCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "t3agent_provider_calls_total",
 			Help: "LLM provider calls by provider, model and outcome (ok or the failure class), retries included in one call.",
@@ -72,6 +74,13 @@ func NewEvents() *Events {
 			Help: "Tools the gate denied, by reason and stage (offer, call or decide).",
 		}, []string{"reason", "stage"}),
 	}
+	for _, r := range []gate.Reason{gate.ReasonNotRegistered, gate.ReasonToolDisabled, gate.ReasonRequiresAdmin,
+		gate.ReasonConfigurationGroup, gate.ReasonTrustZone, gate.ReasonNotOffered, gate.ReasonWriteUnapproved} {
+		for _, st := range []gate.Stage{gate.StageOffer, gate.StageCall, gate.StageDecide} {
+			e.denials.WithLabelValues(string(r), string(st))
+		}
+	}
+	return e
 }
 
 func (e *Events) collectors() []prometheus.Collector {
