@@ -60,3 +60,33 @@ func grep(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestWorkerMetrics: `worker` and `chat worker` with --metrics-listen
+// serve their own counters and the Go runtime's; an address that cannot
+// be used is one sentence.
+func TestWorkerMetrics(t *testing.T) {
+	t.Parallel()
+	work := demoDir(t)
+	for _, args := range [][]string{{"worker"}, {"chat", "worker"}} {
+		rest := startCommand(t, work, nil, nil, `msg="serving metrics" url=`, append(args, "--metrics-listen", "127.0.0.1:0")...)
+		url, _, _ := strings.Cut(rest, " ")
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%v: %s = %d: %v", args, url, resp.StatusCode, err)
+		}
+		for _, line := range []string{`t3agent_gate_denials_total{reason="not_offered",stage="call"} 0`, "go_goroutines "} {
+			if !strings.Contains(string(body), "\n"+line) {
+				t.Errorf("%v: /metrics lacks %q", args, line)
+			}
+		}
+	}
+	_, _, err := run(t, t.Context(), work, nil, "worker", "--metrics-listen", "256.0.0.1:1")
+	if err == nil || !strings.Contains(err.Error(), "--metrics-listen 256.0.0.1:1 cannot be used") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("unusable address: %v", err)
+	}
+}
