@@ -16,8 +16,13 @@
 // and termination, the queue's depth and the age of its oldest ready run,
 // conversations by status, and each MCP server's health from the
 // catalogue. Its queries are aggregates on indexed columns, bounded by a
-// timeout; when the store does not answer, t3agent_store_up is 0 and the
-// store's series are left out of that scrape rather than reported stale.
+// timeout; the finished runs by outcome, whose count reads every finished
+// run, are counted again at most once a minute (FinishedEvery). When the
+// store does not answer, t3agent_store_up is 0 and the store's series are
+// left out of that scrape rather than reported stale.
+//
+// The worker commands, which serve no web UI, expose their own Events on
+// --metrics-listen.
 //
 // # Labels
 //
