@@ -52,6 +52,9 @@ type Params struct {
 	Users func(ctx context.Context) ([]User, error)
 	// Registry receives the server's metrics; nil creates a private one.
 	Registry *prometheus.Registry
+	// Collectors are registered on the Registry beside the server's own
+	// (package metrics: the runtime's events and the store's aggregates).
+	Collectors []prometheus.Collector
 	// API serves /api/v1; nil serves no API.
 	API *API
 	// MCP mounts the MCP facade and its OAuth server (mcp_mount.go); it
@@ -112,6 +115,7 @@ func New(p Params) *Server {
 	}, []string{"version"})
 	build.WithLabelValues(p.Version).Set(1)
 	p.Registry.MustRegister(s.requests, s.duration, build)
+	p.Registry.MustRegister(p.Collectors...)
 
 	s.handle("GET /healthz", s.healthz)
 	s.handle("GET /readyz", s.readyz)
