@@ -292,11 +292,13 @@ type Conversations interface {
 type Scope string
 
 const (
+	// A token acts on the runs its user may see (an admin's: every run,
+	// anyone else's: their own); only ScopeAdmin widens that to every run.
 	ScopeAgentRead    Scope = "agent:read"    // runs, events, inbox, tools
 	ScopeAgentRun     Scope = "agent:run"     // start runs
-	ScopeAgentApprove Scope = "agent:approve" // decide approvals and input of any run
-	ScopeAgentCancel  Scope = "agent:cancel"  // cancel any run
-	ScopeAdmin        Scope = "admin"         // everything an admin may do
+	ScopeAgentApprove Scope = "agent:approve" // decide approvals and input of the runs it sees
+	ScopeAgentCancel  Scope = "agent:cancel"  // cancel the runs it sees
+	ScopeAdmin        Scope = "admin"         // everything an admin may do, on every run
 )
 
 // Valid reports whether s is one of Scopes.
