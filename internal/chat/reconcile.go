@@ -22,13 +22,21 @@ func (s *Service) Reconcile(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	n, rerr := s.each(ctx, cs, s.reconcileOne)
+	followed, ferr := s.Follow(ctx)
+	return n + followed, errors.Join(rerr, ferr)
+}
+
+// each repairs every conversation of cs with fn until ctx ends, and
+// returns how many it changed; the errors are joined.
+func (s *Service) each(ctx context.Context, cs []store.Conversation, fn func(context.Context, store.Conversation) (bool, error)) (int, error) {
 	n := 0
 	var errs []error
 	for _, c := range cs {
 		if ctx.Err() != nil {
 			break
 		}
-		changed, err := s.reconcileOne(ctx, c)
+		changed, err := fn(ctx, c)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("conversation %d: %w", c.ID, err))
 		}
@@ -36,8 +44,7 @@ func (s *Service) Reconcile(ctx context.Context) (int, error) {
 			n++
 		}
 	}
-	followed, err := s.Follow(ctx)
-	return n + followed, errors.Join(append(errs, err)...)
+	return n, errors.Join(errs...)
 }
 
 // Follow moves on the conversations waiting on a run that was decided,
@@ -51,21 +58,7 @@ func (s *Service) Follow(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	var errs []error
-	for _, c := range cs {
-		if ctx.Err() != nil {
-			break
-		}
-		changed, err := s.followOne(ctx, c)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("conversation %d: %w", c.ID, err))
-		}
-		if changed {
-			n++
-		}
-	}
-	return n, errors.Join(errs...)
+	return s.each(ctx, cs, s.followOne)
 }
 
 // repair is reconcileOne for a processing conversation and followOne
