@@ -93,6 +93,9 @@ const (
 	no      = "denied"  // ErrAccessDenied, or a decision refused run_access_denied
 	hidden  = "hidden"  // the inbox answers, without the run
 	notPerm = "notPerm" // refused approver_not_permitted
+	// Rights: may deny only, or neither (the run is readable).
+	denyOnly = "denyOnly"
+	none     = "none"
 )
 
 // TestAccessMatrix: every actor against every operation on runs, on
@@ -167,6 +170,23 @@ func testAccessMatrix(t *testing.T, dsn func(testing.TB) string) {
 				t.Errorf("pending = %+v", it)
 			}
 			return readOutcome(t, err)
+		}},
+		// What each may decide on the waiting write, as the inbox and the
+		// chat show it: the rule of Approve, read out.
+		{"rights", [12]string{yes, yes, no, no, no, no, no, denyOnly, none, denyOnly, no, none}, func(t *testing.T, who accessActor) string {
+			r, err := a.f.rt.Rights(ctx, a.f.user(who.user), who.access, shared.RunID)
+			switch {
+			case err != nil:
+				return readOutcome(t, err)
+			case r.MayApprove && r.MayDeny && r.Reason == "":
+				return yes
+			case !r.MayApprove && r.MayDeny && r.Reason == agent.RefusedApproverNotPermitted:
+				return denyOnly
+			case !r.MayApprove && !r.MayDeny && r.Reason == agent.RefusedAccessDenied:
+				return none
+			}
+			t.Errorf("rights = %+v", r)
+			return ""
 		}},
 		{"cancel", [12]string{yes, yes, no, no, no, no, no, yes, no, no, yes, no}, func(t *testing.T, who accessActor) string {
 			res := a.wait(t, "update_page_title")
