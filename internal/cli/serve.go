@@ -226,7 +226,7 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 		},
 		Users: func(ctx context.Context) ([]web.User, error) { return listUsers(ctx, r.site) },
 		API: &web.API{
-			Site: r.site, Credentials: r.store, Runs: r.store, Runtime: rt, Chat: chatSvc,
+			Site: r.site, Credentials: r.store, Runtime: rt, Chat: chatSvc,
 			Gate: r.gate, Configs: cfgs, StreamPoll: cfg.Chat.StreamPoll,
 		},
 		MCP: a.mcpServerParams(r, rt, cfgs),

@@ -34,17 +34,13 @@ type Site interface {
 // implements it. It decides who may see and act on which run. It must be
 // safe for concurrent use.
 type Runtime interface {
+	Runs(ctx context.Context, actor *typo3.BackendUser, access agent.Access, p store.ListRunsParams) (agent.RunsPage, error)
 	Events(ctx context.Context, actor *typo3.BackendUser, access agent.Access, id string, after int64) ([]store.RunEvent, error)
 	Inbox(ctx context.Context, actor *typo3.BackendUser, access agent.Access) ([]agent.InboxItem, error)
 	Pending(ctx context.Context, actor *typo3.BackendUser, access agent.Access, id string) (agent.InboxItem, error)
 	Cancel(ctx context.Context, actor *typo3.BackendUser, access agent.Access, id string) (bool, error)
 	Approve(ctx context.Context, p agent.ApproveParams) (agent.Result, error)
 	SubmitInput(ctx context.Context, p agent.SubmitInputParams) (agent.Result, error)
-}
-
-// RunLister lists runs; store.Runs implements it. Safe for concurrent use.
-type RunLister interface {
-	Runs(ctx context.Context, params store.ListRunsParams) ([]store.Run, error)
 }
 
 // Configs resolves an agent configuration by identifier, for the tools
@@ -59,7 +55,6 @@ type Configs interface {
 type API struct {
 	Site        Site
 	Credentials store.Credentials
-	Runs        RunLister
 	Runtime     Runtime
 	// Chat serves the chat routes; nil answers them 503 chatUnavailable.
 	Chat Chat

@@ -97,7 +97,7 @@ func setup(t *testing.T, o envOptions) *apiEnv {
 func serve(t *testing.T, f *chattest.Fixture, change func(*API)) *apiEnv {
 	t.Helper()
 	api := &API{
-		Site: f.Site, Credentials: f.Store, Runs: f.Store, Runtime: f.Runtime, Chat: f.Service,
+		Site: f.Site, Credentials: f.Store, Runtime: f.Runtime, Chat: f.Service,
 		Gate: f.Gate, Configs: f.Tasks, Now: f.Clock.Now,
 	}
 	if change != nil {
