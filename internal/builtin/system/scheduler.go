@@ -1,0 +1,84 @@
+package system
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/t3agent/t3agent/internal/builtin/introspect"
+	"github.com/t3agent/t3agent/internal/tool"
+)
+
+type schedulerTasks struct{ env }
+
+func (t *schedulerTasks) Spec() tool.Spec {
+	return introspect.Spec("list_scheduler_tasks", tool.GroupSystem, tool.SystemDiagnostics, true,
+		"The tasks of TYPO3's scheduler (tx_scheduler_task), at most 50, one line each: uid, task class, "+
+			"description, next and last run (UTC), disabled, and the last failure (cut, credentials masked). The "+
+			"serialized task object (which can hold credentials) is never read. Use it when asked whether cron "+
+			"jobs run, failed or are disabled.",
+		`{"type":"object","properties":{},"additionalProperties":false}`)
+}
+
+func (t *schedulerTasks) Execute(ctx context.Context, call tool.Call, args map[string]any) (tool.Result, error) {
+	if res, ok := introspect.Authorize(call); !ok {
+		return res, nil
+	}
+	db := t.site.DB
+	cols, err := t.site.Columns(ctx, "tx_scheduler_task")
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if len(cols) == 0 {
+		return tool.Text("The scheduler is not installed: the site database has no tx_scheduler_task table."), nil
+	}
+	// Whichever of these exist; serialized_task_object is never among them.
+	want := []string{"uid", "tasktype", "description", "nextexecution", "lastexecution_time", "lastexecution_failure", "disable", "deleted"}
+	var sel []string
+	for _, c := range want {
+		if contains(cols, c) {
+			sel = append(sel, db.MustQuote(c))
+		} else {
+			sel = append(sel, "NULL")
+		}
+	}
+	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + db.MustQuote("tx_scheduler_task")
+	if contains(cols, "deleted") {
+		q += " WHERE " + db.MustQuote("deleted") + " = 0"
+	}
+	q += " ORDER BY " + db.MustQuote("uid") + " LIMIT 50"
+	rows, err := db.SQL.QueryContext(ctx, q)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("read tx_scheduler_task: %w", err)
+	}
+	defer rows.Close()
+	out := introspect.NewOutput(60)
+	n := 0
+	for rows.Next() {
+		var uid, next, last, disable, deleted *int64
+		var typ, desc, failure *string
+		if err := rows.Scan(&uid, &typ, &desc, &next, &last, &failure, &disable, &deleted); err != nil {
+			return tool.Result{}, fmt.Errorf("read tx_scheduler_task: %w", err)
+		}
+		line := fmt.Sprintf("- [%d] %s", derefInt(uid), orDash(deref(typ)))
+		if d := strings.TrimSpace(deref(desc)); d != "" {
+			line += " — " + introspect.Cut(introspect.Text(d), 160)
+		}
+		line += " · next run " + introspect.Unix(derefInt(next)) + " · last run " + introspect.Unix(derefInt(last))
+		if derefInt(disable) != 0 {
+			line += " · disabled"
+		}
+		if f := strings.TrimSpace(deref(failure)); f != "" {
+			line += " · last failure: " + introspect.Cut(introspect.Text(f), 200)
+		}
+		out.Line("%s", line)
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return tool.Result{}, fmt.Errorf("read tx_scheduler_task: %w", err)
+	}
+	if n == 0 {
+		return tool.Text("The scheduler has no tasks."), nil
+	}
+	return tool.Text(out.String()), nil
+}
