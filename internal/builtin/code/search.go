@@ -312,4 +312,3 @@ func searchFile(g *projectpath.Guard, rel string, m matcher, limit int) []hit {
 	}
 	return out
 }
-

@@ -182,4 +182,3 @@ func hostPort(u *url.URL) string {
 func guardReason(err error) string {
 	return strings.TrimPrefix(err.Error(), "the address is refused: ")
 }
-
