@@ -85,9 +85,20 @@ func (t *lastException) Execute(ctx context.Context, call tool.Call, args map[st
 	}
 	r := errs[index]
 	m := &mapper{g: g}
+	e, ok := r.Exception()
+	if ok {
+		// Find the server's project folder first, so every path of the
+		// answer is shown project-relative.
+		m.rel(e.File)
+		for _, f := range e.Frames {
+			if m.prefix != "" {
+				break
+			}
+			m.rel(f.File)
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Error %d of %d (0 = newest): %s [%s] %s\n", index, len(errs), introspect.Date(r.Time), r.Level, r.Component)
-	e, ok := r.Exception()
 	if !ok {
 		fmt.Fprintf(&b, "Message: %s\n(no exception with a stack trace was logged)", introspect.Cut(introspect.Text(r.Message), 2000))
 		return tool.Text(b.String()), nil
@@ -136,7 +147,7 @@ func (t *lastException) Execute(ctx context.Context, call tool.Call, args map[st
 	for _, s := range sites {
 		text, ok := sourceExcerpt(g, s.rel, s.line, sourceRadius)
 		if !ok {
-			fmt.Fprintf(&b, "Source of %s:%d: not shown (the file cannot be read or is not permitted).\n", s.rel, s.line)
+			fmt.Fprintf(&b, "Source of %s:%d: not shown (the file is missing, shorter than the logged line, or not permitted).\n", s.rel, s.line)
 			continue
 		}
 		fmt.Fprintf(&b, "Source of %s around line %d:\n%s", s.rel, s.line, text)
