@@ -36,6 +36,7 @@ DEALER_MAP_API_KEY=AIza` + p.demoSecret("maps", 32) + `SyD3m
 TYPO3_DB_PASSWORD='` + "Db9" + p.demoSecret("db", 17) + `'
 MAILER_DSN="smtp://mailer:` + p.mailPassword() + `@mail.nordlicht-pumps.example:587"
 SENTRY_RELEASE=site-demo@1.4.0
+OAUTH_CLIENT_ID=nordlicht-backend
 `
 	if err := os.WriteFile(filepath.Join(root, ".env"), []byte(env), 0o600); err != nil {
 		return err

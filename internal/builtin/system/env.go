@@ -40,9 +40,9 @@ func (t *getEnv) Spec() tool.Spec {
 		"the variables site configurations read with %env()%."
 	if t.raw {
 		name, class, enabled = "get_env_raw", tool.SecretAdjacent, false
-		desc = "Like get_env, but values are shown without get_env's name rule; only credentials t3agent's " +
-			"mandatory secret redaction recognises by their shape (password assignments, URL passwords, API key " +
-			"and token formats, private keys) are still masked. Disabled by default; an administrator enables it " +
+		desc = "Like get_env, but values are shown without get_env's broad name rule (every name containing KEY, " +
+			"AUTH, PRIVATE, …); only what t3agent's credential rule recognises (a password, secret or API key name " +
+			"holding a real value, URL passwords, API key and token formats, private keys) is still masked. Disabled by default; an administrator enables it " +
 			"for local models only."
 	}
 	return introspect.Spec(name, tool.GroupSystem, class, enabled, desc,
@@ -101,8 +101,7 @@ func (t *getEnv) Execute(ctx context.Context, call tool.Call, args map[string]an
 		value := v.Value
 		switch {
 		case t.raw:
-			out.Line("%s", introspect.Cut(introspect.Text(v.Name+"="+value), 500))
-			continue
+			value = introspect.Value(v.Name, value)
 		case secretEnvName.MatchString(v.Name):
 			value = introspect.Redacted
 		default:

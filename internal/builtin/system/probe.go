@@ -37,7 +37,7 @@ func (t *probeURL) Spec() tool.Spec {
 			"against the first site base with a host. Use it to check whether a page answers, redirects or is "+
 			"cached.",
 		`{"type":"object","properties":{`+
-			`"url":{"type":"string","minLength":1,"maxLength":2048,"description":"http(s) URL on a site base, or a path such as /products/."}`+
+			`"url":{"type":"string","minLength":1,"maxLength":4096,"description":"http(s) URL on a site base, or a path such as /products/."}`+
 			`},"required":["url"],"additionalProperties":false}`)
 }
 

@@ -3,6 +3,7 @@ package system
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/t3agent/t3agent/internal/builtin/introspect"
@@ -60,7 +61,10 @@ func (t *schedulerTasks) Execute(ctx context.Context, call tool.Call, args map[s
 		if err := rows.Scan(&uid, &typ, &desc, &next, &last, &failure, &disable, &deleted); err != nil {
 			return tool.Result{}, fmt.Errorf("read tx_scheduler_task: %w", err)
 		}
-		line := fmt.Sprintf("- [%d] %s", derefInt(uid), orDash(deref(typ)))
+		line := fmt.Sprintf("- [%d]", derefInt(uid))
+		if typ != nil {
+			line += " " + *typ
+		}
 		if d := strings.TrimSpace(deref(desc)); d != "" {
 			line += " — " + introspect.Cut(introspect.Text(d), 160)
 		}
@@ -68,7 +72,7 @@ func (t *schedulerTasks) Execute(ctx context.Context, call tool.Call, args map[s
 		if derefInt(disable) != 0 {
 			line += " · disabled"
 		}
-		if f := strings.TrimSpace(deref(failure)); f != "" {
+		if f := failureText(deref(failure)); f != "" {
 			line += " · last failure: " + introspect.Cut(introspect.Text(f), 200)
 		}
 		out.Line("%s", line)
@@ -80,5 +84,24 @@ func (t *schedulerTasks) Execute(ctx context.Context, call tool.Call, args map[s
 	if n == 0 {
 		return tool.Text("The scheduler has no tasks."), nil
 	}
+	if !contains(cols, "tasktype") {
+		out.Line("(This TYPO3 version keeps each task's class only inside the serialized task object, which is never read.)")
+	}
 	return tool.Text(out.String()), nil
+}
+
+// serializedMessage finds the message of a serialized exception.
+var serializedMessage = regexp.MustCompile(`s:7:"message";s:\d+:"((?:[^"\\]|\\.)*)";`)
+
+// failureText is lastexecution_failure as a sentence: the message of a
+// serialized exception (never the rest of the object), or the text.
+func failureText(f string) string {
+	f = strings.TrimSpace(f)
+	if strings.HasPrefix(f, "O:") || strings.HasPrefix(f, "a:") {
+		if m := serializedMessage.FindStringSubmatch(f); m != nil {
+			return m[1]
+		}
+		return "(stored as a serialized object t3agent does not read)"
+	}
+	return f
 }

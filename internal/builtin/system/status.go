@@ -18,6 +18,7 @@ import (
 	"github.com/t3agent/t3agent/internal/typo3/middleware"
 	"github.com/t3agent/t3agent/internal/typo3/packages"
 	"github.com/t3agent/t3agent/internal/typo3/siteconfig"
+	"github.com/t3agent/t3agent/internal/typo3/phparray"
 	"github.com/t3agent/t3agent/internal/typo3/tca"
 )
 
@@ -128,7 +129,7 @@ func phpTimeZone(root string) string {
 	if err != nil {
 		return "not configured (settings.php not readable); PHP's date.timezone applies"
 	}
-	v, err := tca.ParsePHPReturn(b)
+	v, err := phparray.Parse(b)
 	if err != nil {
 		return "unknown (settings.php is not a plain array)"
 	}

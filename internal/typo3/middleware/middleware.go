@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/t3agent/t3agent/internal/typo3/extpath"
+	"github.com/t3agent/t3agent/internal/typo3/phparray"
 	"github.com/t3agent/t3agent/internal/typo3/tca"
 )
 
@@ -69,7 +70,7 @@ func Cached(root, stack string) ([]Entry, string, error) {
 
 // ParseCache reads a cache file's array and returns it in request order.
 func ParseCache(b []byte) ([]Entry, error) {
-	v, err := tca.ParsePHPReturn(b)
+	v, err := phparray.Parse(b)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +234,7 @@ func parseDeclarations(b []byte, stack string) ([]*declared, error) {
 		}
 		return "'" + strings.ReplaceAll(name, `\`, `\\`) + "'"
 	})
-	v, err := tca.ParsePHPReturn([]byte("<?php\n" + body))
+	v, err := phparray.Parse([]byte("<?php\n" + body))
 	if err != nil {
 		return nil, err
 	}

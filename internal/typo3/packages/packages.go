@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/t3agent/t3agent/internal/typo3/phparray"
 	"github.com/t3agent/t3agent/internal/typo3/tca"
 )
 
@@ -136,7 +137,7 @@ func ParseInstalled(b []byte) (*List, error) {
 // version 5: packages => key => [packagePath => …]); base is the folder
 // package paths are relative to.
 func ParsePackageStates(b []byte, base string) (*List, error) {
-	v, err := tca.ParsePHPReturn(b)
+	v, err := phparray.Parse(b)
 	if err != nil {
 		return nil, err
 	}

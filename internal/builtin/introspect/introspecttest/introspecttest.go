@@ -144,3 +144,14 @@ func (f *Fixture) Secrets() []string {
 	}
 	return out
 }
+
+// Enable switches tools that are off by default on, as an administrator
+// would.
+func (f *Fixture) Enable(names ...string) {
+	f.T.Helper()
+	for _, n := range names {
+		if _, err := f.Gate.Availability().SetTool(context.Background(), gate.SetToolParams{Name: n, Enabled: true, By: "test"}); err != nil {
+			f.T.Fatal(err)
+		}
+	}
+}
