@@ -17,8 +17,8 @@ import (
 	"github.com/t3agent/t3agent/internal/typo3/extpath"
 	"github.com/t3agent/t3agent/internal/typo3/middleware"
 	"github.com/t3agent/t3agent/internal/typo3/packages"
-	"github.com/t3agent/t3agent/internal/typo3/siteconfig"
 	"github.com/t3agent/t3agent/internal/typo3/phparray"
+	"github.com/t3agent/t3agent/internal/typo3/siteconfig"
 	"github.com/t3agent/t3agent/internal/typo3/tca"
 )
 
