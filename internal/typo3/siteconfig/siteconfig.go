@@ -231,7 +231,8 @@ func exprEnv(env func(string) (string, bool)) *typoscript.ExprEnv {
 		return false
 	}
 	return &typoscript.ExprEnv{
-		Vars:  map[string]any{"applicationContext": ApplicationContext(env)},
+		Vars: map[string]any{"applicationContext": ApplicationContext(env),
+			"request": typoscript.Unknown{Reason: "it needs a live request"}},
 		Funcs: map[string]typoscript.Func{"getenv": get, "env": get},
 	}
 }
