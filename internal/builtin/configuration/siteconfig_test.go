@@ -46,7 +46,7 @@ func TestSiteConfigDemo(t *testing.T) {
 		`Base: http://127.0.0.1:8080/seasonal-offer/ (from baseVariants[0] (applicationContext matches "#^Development#"))`,
 		"Language 0 English (en_GB.UTF-8): http://127.0.0.1:8080/seasonal-offer/",
 		"Language 1 Deutsch (de_DE.UTF-8): http://127.0.0.1:8080/seasonal-offer/de/",
-		"base: https://season.nordlicht-pumps.example/", // %env(CAMPAIGN_BASE)% from .env
+		"base: https://season.nordlicht-pumps.example/",        // %env(CAMPAIGN_BASE)% from .env
 		"errorHandling.0.errorContentSource: t3://page?uid=12", // from the EXT: import
 		"settings.dealerMap.apiKey: [redacted]",                // from the relative import, %env()% resolved, then hidden
 		"settings.dealerMap.defaultZoom: 7",
