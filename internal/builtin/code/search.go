@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -194,6 +195,7 @@ type result struct {
 func search(ctx context.Context, g *projectpath.Guard, start, startRel string, m matcher, limit int) result {
 	deadline := time.Now().Add(searchBudget)
 	var paths []string // project-relative
+	var links []bool   // the entry is a symlink, to be resolved by the guard
 	var res result
 	fi, err := os.Stat(start)
 	if err != nil {
@@ -201,7 +203,7 @@ func search(ctx context.Context, g *projectpath.Guard, start, startRel string, m
 		return res
 	}
 	if !fi.IsDir() {
-		paths = append(paths, startRel)
+		paths, links = append(paths, startRel), append(links, true)
 	} else {
 		err = filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -234,7 +236,7 @@ func search(ctx context.Context, g *projectpath.Guard, start, startRel string, m
 				res.budget = fmt.Sprintf("more than %d files", maxFiles)
 				return fs.SkipAll
 			}
-			paths = append(paths, rel)
+			paths, links = append(paths, rel), append(links, d.Type()&fs.ModeSymlink != 0)
 			return nil
 		})
 		if err != nil {
@@ -259,7 +261,7 @@ func search(ctx context.Context, g *projectpath.Guard, start, startRel string, m
 		for range workers {
 			wg.Go(func() {
 				for i := range next {
-					found[i-lo] = searchFile(g, paths[i], m, limit)
+					found[i-lo] = searchFile(g, paths[i], links[i], m, limit)
 				}
 			})
 		}
@@ -282,20 +284,33 @@ func search(ctx context.Context, g *projectpath.Guard, start, startRel string, m
 	return res
 }
 
-// searchFile returns up to limit matching lines of one file; files that
-// the guard refuses (a symlink out of the root or to a denied file),
-// large or binary files give none.
-func searchFile(g *projectpath.Guard, rel string, m matcher, limit int) []hit {
-	real, _, err := g.Resolve(rel)
+// searchFile returns up to limit matching lines of one file. A regular
+// file found by the walk lies inside the root by construction and its
+// path passed the denied check; a symlink (or a file named directly) is
+// resolved by the guard, so one leading out of the root or to a denied
+// file gives nothing. Large or binary files give nothing either.
+func searchFile(g *projectpath.Guard, rel string, link bool, m matcher, limit int) []hit {
+	real := filepath.Join(g.Root(), filepath.FromSlash(rel))
+	if link {
+		var err error
+		if real, _, err = g.Resolve(rel); err != nil {
+			return nil
+		}
+	}
+	f, err := os.Open(real)
 	if err != nil {
 		return nil
 	}
-	fi, err := os.Stat(real)
+	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxSearchBytes {
+		_ = f.Close()
 		return nil
 	}
-	content, err := os.ReadFile(real)
-	if err != nil || bytes.IndexByte(content[:min(len(content), 8192)], 0) >= 0 || !m.any(content) {
+	content := make([]byte, fi.Size())
+	n, _ := io.ReadFull(f, content)
+	_ = f.Close()
+	content = content[:n]
+	if bytes.IndexByte(content[:min(len(content), 8192)], 0) >= 0 || !m.any(content) {
 		return nil
 	}
 	var out []hit
