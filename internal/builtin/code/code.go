@@ -40,15 +40,14 @@ const deniedFile = "File not found or not permitted."
 // noRoot answers when the installation folder is unknown.
 const noRoot = "The TYPO3 installation folder is not configured for this site, so its files cannot be read."
 
-func (e env) guard() (*projectpath.Guard, error) {
+// guard returns the path guard of the site's project root, or false
+// when no usable root is configured.
+func (e env) guard() (*projectpath.Guard, bool) {
 	if e.site == nil || e.site.Root == "" {
-		return nil, errors.New(noRoot)
+		return nil, false
 	}
 	g, err := projectpath.New(e.site.Root)
-	if err != nil {
-		return nil, errors.New(noRoot)
-	}
-	return g, nil
+	return g, err == nil
 }
 
 // pathError turns a guard refusal into the answer the model reads.

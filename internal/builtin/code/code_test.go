@@ -21,16 +21,6 @@ func demoFixture(t *testing.T) *introspecttest.Fixture {
 	return introspecttest.Demo(t, typo3.DialectSQLite, tools)
 }
 
-// noSecrets fails when an answer holds a credential the demo planted.
-func noSecrets(t *testing.T, f *introspecttest.Fixture, what, got string) {
-	t.Helper()
-	for _, s := range f.Secrets() {
-		if strings.Contains(got, s) {
-			t.Errorf("%s leaks the planted credential %q:\n%s", what, s, got)
-		}
-	}
-}
-
 func TestSpecs(t *testing.T) {
 	t.Parallel()
 	want := map[string]tool.DataClass{"get_last_exception": tool.SecretAdjacent, "read_source": tool.SourceCode, "search_code": tool.SourceCode}
@@ -77,7 +67,7 @@ func TestLastException(t *testing.T) {
 	if !strings.Contains(mail, "Symfony\\Component\\Mailer\\Exception\\TransportException") || !strings.Contains(mail, "smtp://mailer:[REDACTED") {
 		t.Errorf("mail error:\n%s", mail)
 	}
-	noSecrets(t, f, "the mail error", mail)
+	f.NoSecrets(t, "the mail error", mail)
 	if !strings.Contains(mail, "Thrown in: vendor/symfony/mailer/Transport/Smtp/Stream/SocketStream.php:154") ||
 		!strings.Contains(mail, "#0 vendor/symfony/mailer/Transport/Smtp/SmtpTransport.php(279)") || strings.Contains(mail, "/var/www/html") {
 		t.Errorf("the mail error has no project frames, its paths should be project-relative:\n%s", mail)

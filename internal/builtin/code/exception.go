@@ -49,9 +49,9 @@ func (t *lastException) Execute(ctx context.Context, call tool.Call, args map[st
 	if err != nil {
 		return tool.Errorf("%s.", err.Error()), nil
 	}
-	g, err := t.guard()
-	if err != nil {
-		return tool.Errorf("%s", err.Error()), nil
+	g, ok := t.guard()
+	if !ok {
+		return tool.Errorf("%s", noRoot), nil
 	}
 	files, err := logfile.Files(g.Root(), false)
 	if err != nil {

@@ -142,9 +142,9 @@ func (t *searchCode) Execute(ctx context.Context, call tool.Call, args map[strin
 	if why != "" {
 		return tool.Errorf("%s", why), nil
 	}
-	g, err := t.guard()
-	if err != nil {
-		return tool.Errorf("%s", err.Error()), nil
+	g, ok := t.guard()
+	if !ok {
+		return tool.Errorf("%s", noRoot), nil
 	}
 	start, startRel := g.Root(), ""
 	if sub != "" {

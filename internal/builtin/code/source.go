@@ -53,9 +53,9 @@ func (t *readSource) Execute(ctx context.Context, call tool.Call, args map[strin
 	if err != nil {
 		return tool.Errorf("%s.", err.Error()), nil
 	}
-	g, err := t.guard()
-	if err != nil {
-		return tool.Errorf("%s", err.Error()), nil
+	g, ok := t.guard()
+	if !ok {
+		return tool.Errorf("%s", noRoot), nil
 	}
 	real, rel, err := g.Resolve(path)
 	if err != nil {

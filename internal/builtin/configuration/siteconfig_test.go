@@ -15,15 +15,6 @@ import (
 
 func siteConfigTools(s *typo3.Site) []tool.Tool { return configuration.SiteConfigTools(s) }
 
-func hasAll(t *testing.T, what, got string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(got, w) {
-			t.Errorf("%s lacks %q:\n%s", what, w, got)
-		}
-	}
-}
-
 func TestSiteConfigSpec(t *testing.T) {
 	t.Parallel()
 	s := configuration.SiteConfigTools(nil)[0].Spec()
@@ -37,11 +28,11 @@ func TestSiteConfigDemo(t *testing.T) {
 	t.Parallel()
 	f := introspecttest.Demo(t, typo3.DialectSQLite, siteConfigTools)
 	got := f.OK("get_site_config", nil)
-	hasAll(t, "list", got, "2 site configurations:",
+	introspecttest.Has(t, "list", got, "2 site configurations:",
 		"- campaign (base http://127.0.0.1:8080/seasonal-offer/, root page 12, 2 languages)",
 		"- main (base http://127.0.0.1:8080/, root page 1, 2 languages)")
 	got = f.OK("get_site_config", map[string]any{"identifier": "campaign"})
-	hasAll(t, "campaign", got,
+	introspecttest.Has(t, "campaign", got,
 		"Site campaign (config/sites/campaign/config.yaml), root page 12",
 		`Base: http://127.0.0.1:8080/seasonal-offer/ (from baseVariants[0] (applicationContext matches "#^Development#"))`,
 		"Language 0 English (en_GB.UTF-8): http://127.0.0.1:8080/seasonal-offer/",
@@ -60,7 +51,7 @@ func TestSiteConfigDemo(t *testing.T) {
 		}
 	}
 	main := f.OK("get_site_config", map[string]any{"identifier": "main"})
-	hasAll(t, "main", main, "Base: http://127.0.0.1:8080/ (from base)", "Language 1 Deutsch (de_DE.UTF-8): http://127.0.0.1:8080/de/",
+	introspecttest.Has(t, "main", main, "Base: http://127.0.0.1:8080/ (from base)", "Language 1 Deutsch (de_DE.UTF-8): http://127.0.0.1:8080/de/",
 		"routeEnhancers.PageTypeSuffix.map.sitemap.xml: 1533906435")
 	if got := f.Refused("get_site_config", map[string]any{"identifier": "nope"}); got != "No site configuration \"nope\"; the sites are: campaign, main." {
 		t.Errorf("unknown site: %s", got)
@@ -79,9 +70,9 @@ func TestSiteConfigDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = f.OK("get_site_config", map[string]any{"identifier": "main"})
-	hasAll(t, "production", got, `Base: https://www.nordlicht-pumps.example/ (from baseVariants[0] (applicationContext == "Production"))`)
+	introspecttest.Has(t, "production", got, `Base: https://www.nordlicht-pumps.example/ (from baseVariants[0] (applicationContext == "Production"))`)
 	got = f.OK("get_site_config", map[string]any{"identifier": "campaign"})
-	hasAll(t, "campaign production", got, "Unresolved %env()% variables", "CAMPAIGN_BASE", "base: %env(CAMPAIGN_BASE)%",
+	introspecttest.Has(t, "campaign production", got, "Unresolved %env()% variables", "CAMPAIGN_BASE", "base: %env(CAMPAIGN_BASE)%",
 		"settings.credentials.user: [redacted]", "settings.credentials.pass: [redacted]", "settings.mail: smtp://u:[REDACTED")
 	if strings.Contains(got, "Pw9x") || strings.Contains(got, "dealer\n") {
 		t.Errorf("credentials subtree leaks:\n%s", got)
@@ -110,7 +101,7 @@ func TestSiteConfigIntroduction(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := introspecttest.Over(t, site, d.Demo, siteConfigTools)
-	hasAll(t, "introduction list", f.OK("get_site_config", nil), "- introduction (base /, root page 1, 3 languages)")
+	introspecttest.Has(t, "introduction list", f.OK("get_site_config", nil), "- introduction (base /, root page 1, 3 languages)")
 	got := f.OK("get_site_config", map[string]any{"identifier": "introduction"})
-	hasAll(t, "introduction", got, "Base: / (from base)", "Language 1 ", ": /de/", "Language 2 ", ": /da/", "languages.1.fallbacks: ")
+	introspecttest.Has(t, "introduction", got, "Base: / (from base)", "Language 1 ", ": /de/", "Language 2 ", ": /da/", "languages.1.fallbacks: ")
 }

@@ -48,24 +48,14 @@ func (t *fetchLogs) Execute(ctx context.Context, call tool.Call, args map[string
 		return tool.Errorf("%s.", err.Error()), nil
 	}
 	db := t.site.DB
-	cols, err := t.site.Columns(ctx, "sys_log")
+	// Only these columns are ever read; IP, userid and log_data never.
+	q, cols, err := t.selectExisting(ctx, "sys_log", "uid", "tstamp", "type", "action", "level", "details", "component", "message")
 	if err != nil {
 		return tool.Result{}, err
 	}
 	if len(cols) == 0 {
 		return tool.Errorf("The site database has no sys_log table."), nil
 	}
-	// Only these columns are ever read; IP, userid and log_data never.
-	want := []string{"uid", "tstamp", "type", "action", "level", "details", "component", "message"}
-	var sel []string
-	for _, c := range want {
-		if contains(cols, c) {
-			sel = append(sel, db.MustQuote(c))
-		} else {
-			sel = append(sel, "NULL")
-		}
-	}
-	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + db.MustQuote("sys_log")
 	a := db.NewArgs()
 	if level != "" {
 		if !contains(cols, "level") {
@@ -139,9 +129,9 @@ func (t *listDeprecations) Execute(ctx context.Context, call tool.Call, args map
 	if err != nil {
 		return tool.Errorf("%s.", err.Error()), nil
 	}
-	root, err := t.root()
-	if err != nil {
-		return tool.Errorf("%s", err.Error()), nil
+	root, ok := t.root()
+	if !ok {
+		return tool.Errorf("%s", noRoot), nil
 	}
 	files, err := logfile.Files(root, true)
 	if err != nil {
@@ -206,6 +196,26 @@ func projectPrefix(root string, recs []logfile.Record) string {
 		}
 	}
 	return ""
+}
+
+// selectExisting builds "SELECT a, b, … FROM table" over the wanted
+// columns, NULL for those the live table lacks, so the scan shape stays
+// fixed across TYPO3 versions; it returns the live columns too (none when
+// the table does not exist). No other column is ever named.
+func (e env) selectExisting(ctx context.Context, table string, want ...string) (string, []string, error) {
+	cols, err := e.site.Columns(ctx, table)
+	if err != nil || len(cols) == 0 {
+		return "", nil, err
+	}
+	db := e.site.DB
+	sel := make([]string, len(want))
+	for i, c := range want {
+		sel[i] = "NULL"
+		if contains(cols, c) {
+			sel[i] = db.MustQuote(c)
+		}
+	}
+	return "SELECT " + strings.Join(sel, ", ") + " FROM " + db.MustQuote(table), cols, nil
 }
 
 func contains(list []string, s string) bool {

@@ -49,9 +49,9 @@ func (t *probeURL) Execute(ctx context.Context, call tool.Call, args map[string]
 	if err != nil || raw == "" {
 		return tool.Errorf("url must be an http(s) URL or a path."), nil
 	}
-	root, err := t.root()
-	if err != nil {
-		return tool.Errorf("%s", err.Error()), nil
+	root, ok := t.root()
+	if !ok {
+		return tool.Errorf("%s", noRoot), nil
 	}
 	lookup := siteconfig.EnvLookup(root)
 	m, _ := extpath.Resolve(root)

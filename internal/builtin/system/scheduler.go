@@ -26,24 +26,15 @@ func (t *schedulerTasks) Execute(ctx context.Context, call tool.Call, args map[s
 		return res, nil
 	}
 	db := t.site.DB
-	cols, err := t.site.Columns(ctx, "tx_scheduler_task")
+	// Whichever of these exist; serialized_task_object is never among them.
+	q, cols, err := t.selectExisting(ctx, "tx_scheduler_task", "uid", "tasktype", "description", "nextexecution",
+		"lastexecution_time", "lastexecution_failure", "disable", "deleted")
 	if err != nil {
 		return tool.Result{}, err
 	}
 	if len(cols) == 0 {
 		return tool.Text("The scheduler is not installed: the site database has no tx_scheduler_task table."), nil
 	}
-	// Whichever of these exist; serialized_task_object is never among them.
-	want := []string{"uid", "tasktype", "description", "nextexecution", "lastexecution_time", "lastexecution_failure", "disable", "deleted"}
-	var sel []string
-	for _, c := range want {
-		if contains(cols, c) {
-			sel = append(sel, db.MustQuote(c))
-		} else {
-			sel = append(sel, "NULL")
-		}
-	}
-	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + db.MustQuote("tx_scheduler_task")
 	if contains(cols, "deleted") {
 		q += " WHERE " + db.MustQuote("deleted") + " = 0"
 	}

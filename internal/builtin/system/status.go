@@ -164,9 +164,9 @@ func (t *listExtensions) Execute(ctx context.Context, call tool.Call, args map[s
 	if err != nil {
 		return tool.Errorf("%s.", err.Error()), nil
 	}
-	root, err := t.root()
-	if err != nil {
-		return tool.Errorf("%s", err.Error()), nil
+	root, ok := t.root()
+	if !ok {
+		return tool.Errorf("%s", noRoot), nil
 	}
 	l, err := packages.Read(root)
 	if errors.Is(err, packages.ErrNone) {
@@ -230,9 +230,9 @@ func (t *listMiddlewares) Execute(ctx context.Context, call tool.Call, args map[
 	if stack == "" {
 		stack = "frontend"
 	}
-	root, err := t.root()
-	if err != nil {
-		return tool.Errorf("%s", err.Error()), nil
+	root, ok := t.root()
+	if !ok {
+		return tool.Errorf("%s", noRoot), nil
 	}
 	out := introspect.NewOutput(200)
 	entries, src, err := middleware.Cached(root, stack)

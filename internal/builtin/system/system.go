@@ -20,7 +20,6 @@
 package system
 
 import (
-	"errors"
 	"time"
 
 	"github.com/t3agent/t3agent/internal/egress"
@@ -77,11 +76,10 @@ type env struct {
 // noRoot answers when the installation folder is unknown.
 const noRoot = "The TYPO3 installation folder is not configured for this site, so its files cannot be read."
 
-var errNoRoot = errors.New(noRoot)
-
-func (e env) root() (string, error) {
+// root returns the project root, or false when none is configured.
+func (e env) root() (string, bool) {
 	if e.site == nil || e.site.Root == "" {
-		return "", errNoRoot
+		return "", false
 	}
-	return e.site.Root, nil
+	return e.site.Root, true
 }

@@ -27,24 +27,6 @@ func demoFixture(t *testing.T) *introspecttest.Fixture {
 	return introspecttest.Demo(t, typo3.DialectSQLite, tools)
 }
 
-func noSecrets(t *testing.T, f *introspecttest.Fixture, what, got string) {
-	t.Helper()
-	for _, s := range f.Secrets() {
-		if strings.Contains(got, s) {
-			t.Errorf("%s leaks the planted credential %q:\n%s", what, s, got)
-		}
-	}
-}
-
-func has(t *testing.T, what, got string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(got, w) {
-			t.Errorf("%s lacks %q:\n%s", what, w, got)
-		}
-	}
-}
-
 func TestSpecs(t *testing.T) {
 	t.Parallel()
 	want := map[string]bool{"fetch_logs": true, "list_deprecations": true, "get_system_status": true, "list_extensions": true,
@@ -86,7 +68,7 @@ func TestDemo(t *testing.T) {
 				t.Errorf("level error gave %q", l)
 			}
 		}
-		has(t, "error entries", errs, `TYPO3.CMS.Core.DataHandling.DataHandler: Attempt to modify table "be_users" without permission`)
+		introspecttest.Has(t, "error entries", errs, `TYPO3.CMS.Core.DataHandling.DataHandler: Attempt to modify table "be_users" without permission`)
 		// IP addresses, user ids and log_data are never read.
 		rows, err := f.Site.DB.SQL.Query("SELECT DISTINCT IP FROM sys_log WHERE IP <> ''")
 		if err != nil {
@@ -109,7 +91,7 @@ func TestDemo(t *testing.T) {
 	}
 	{ // list_deprecations
 		got := f.OK("list_deprecations", nil)
-		has(t, "deprecations", got, "4 distinct deprecation notices", "(×3, last ", "(×2, last ",
+		introspecttest.Has(t, "deprecations", got, "4 distinct deprecation notices", "(×3, last ", "(×2, last ",
 			"packages/site_demo/Classes/ViewHelpers/PageTitleViewHelper.php line 37")
 		if strings.Contains(got, "/var/www/html") {
 			t.Errorf("absolute server paths:\n%s", got)
@@ -120,53 +102,53 @@ func TestDemo(t *testing.T) {
 	}
 	{ // get_system_status
 		got := f.OK("get_system_status", nil)
-		has(t, "status", got, "TYPO3: 13.4.34", "Database: SQLite 3.", "Installation mode: composer (vendor/composer/installed.json)",
+		introspecttest.Has(t, "status", got, "TYPO3: 13.4.34", "Database: SQLite 3.", "Installation mode: composer (vendor/composer/installed.json)",
 			"Application context: Development/Local (TYPO3_CONTEXT from the site's .env", "Sites: 2 (campaign, main)",
 			"PHP time zone: not set in settings.php (PHP's date.timezone applies)", "t3agent's machine: ")
-		noSecrets(t, f, "status", got)
+		f.NoSecrets(t, "status", got)
 		if strings.Contains(got, "encryptionKey") {
 			t.Errorf("settings.php leaks:\n%s", got)
 		}
 	}
 	{ // list_extensions
 		got := f.OK("list_extensions", nil)
-		has(t, "extensions", got, "TYPO3 extensions in vendor/composer/installed.json", "- site_demo 1.4.0 (nordlicht/site-demo) — Site package",
+		introspecttest.Has(t, "extensions", got, "TYPO3 extensions in vendor/composer/installed.json", "- site_demo 1.4.0 (nordlicht/site-demo) — Site package",
 			"- core v13.4.34 (typo3/cms-core)", "other Composer packages not listed")
 		got = f.OK("list_extensions", map[string]any{"filter": "fluid"})
-		has(t, "filtered", got, "matching \"fluid\"", "- fluid_styled_content ")
+		introspecttest.Has(t, "filtered", got, "matching \"fluid\"", "- fluid_styled_content ")
 		if strings.Contains(got, "site_demo") {
 			t.Errorf("filter fluid shows site_demo:\n%s", got)
 		}
 	}
 	{ // list_middlewares
 		got := f.OK("list_middlewares", nil)
-		has(t, "frontend", got, "as TYPO3 cached it in var/cache/code/core/middlewares_frontend_",
+		introspecttest.Has(t, "frontend", got, "as TYPO3 cached it in var/cache/code/core/middlewares_frontend_",
 			"1. typo3/cms-core/verify-host-header → TYPO3\\CMS\\Core\\Middleware\\VerifyHostHeader",
 			"13. typo3/cms-frontend/page-resolver", "14. nordlicht/site-demo/dealer-map-cache → Nordlicht\\SiteDemo\\Middleware\\DealerMapCache")
-		has(t, "backend", f.OK("list_middlewares", map[string]any{"stack": "backend"}), "1. typo3/cms-core/verify-host-header", "typo3/cms-backend/authentication")
+		introspecttest.Has(t, "backend", f.OK("list_middlewares", map[string]any{"stack": "backend"}), "1. typo3/cms-core/verify-host-header", "typo3/cms-backend/authentication")
 	}
 	{ // list_scheduler_tasks
 		got := f.OK("list_scheduler_tasks", nil)
-		has(t, "tasks", got, "- [1] — Remove old sys_log and sys_history rows · next run ", "- [3] — Import dealers from the partner portal",
+		introspecttest.Has(t, "tasks", got, "- [1] — Remove old sys_log and sys_history rows · next run ", "- [3] — Import dealers from the partner portal",
 			"· disabled", "last failure: ", "never read")
-		has(t, "tasks", got, "last failure: Link check aborted: https://dealer:[REDACTED")
+		introspecttest.Has(t, "tasks", got, "last failure: Link check aborted: https://dealer:[REDACTED")
 		for _, no := range []string{"DealerImportTask", "portal.example/api", "O:", "s:7:"} {
 			if strings.Contains(got, no) {
 				t.Errorf("tasks show %q:\n%s", no, got)
 			}
 		}
-		noSecrets(t, f, "tasks", got)
+		f.NoSecrets(t, "tasks", got)
 	}
 	{ // get_env
 		got := f.OK("get_env", nil)
-		has(t, "env", got, "The TYPO3 project's .env file, credential-like names redacted:", "TYPO3_CONTEXT=Development/Local",
+		introspecttest.Has(t, "env", got, "The TYPO3 project's .env file, credential-like names redacted:", "TYPO3_CONTEXT=Development/Local",
 			"DEALER_MAP_API_KEY=[redacted]", "TYPO3_DB_PASSWORD=[redacted]", "MAILER_DSN=[redacted]", "SENTRY_RELEASE=site-demo@1.4.0", "OAUTH_CLIENT_ID=[redacted]")
-		noSecrets(t, f, "get_env", got)
+		f.NoSecrets(t, "get_env", got)
 		raw := f.OK("get_env_raw", nil)
-		has(t, "raw", raw, "CAMPAIGN_BASE=https://season.nordlicht-pumps.example/", "MAILER_DSN=[redacted]", "DEALER_MAP_API_KEY=[redacted]", "OAUTH_CLIENT_ID=nordlicht-backend")
-		noSecrets(t, f, "get_env_raw", raw)
+		introspecttest.Has(t, "raw", raw, "CAMPAIGN_BASE=https://season.nordlicht-pumps.example/", "MAILER_DSN=[redacted]", "DEALER_MAP_API_KEY=[redacted]", "OAUTH_CLIENT_ID=nordlicht-backend")
+		f.NoSecrets(t, "get_env_raw", raw)
 		proc := f.OK("get_env", map[string]any{"source": "t3agent", "prefix": "PATH"})
-		has(t, "process env", proc, "The environment of the t3agent process (not the web server's)", "PATH=")
+		introspecttest.Has(t, "process env", proc, "The environment of the t3agent process (not the web server's)", "PATH=")
 		if got := f.OK("get_env", map[string]any{"prefix": "NOPE_"}); !strings.Contains(got, "(no variables with that prefix)") {
 			t.Errorf("prefix without match:\n%s", got)
 		}
@@ -174,9 +156,9 @@ func TestDemo(t *testing.T) {
 	{ // get_php_info
 		got := f.OK("get_php_info", nil)
 		if _, err := exec.LookPath("php"); err != nil {
-			has(t, "php", got, "PHP information is unavailable: t3agent's machine has no PHP command line")
+			introspecttest.Has(t, "php", got, "PHP information is unavailable: t3agent's machine has no PHP command line")
 		} else {
-			has(t, "php", got, "the command line on t3agent's machine", "memory_limit = ")
+			introspecttest.Has(t, "php", got, "the command line on t3agent's machine", "memory_limit = ")
 		}
 	}
 }
@@ -208,7 +190,7 @@ func TestMiddlewaresFallback(t *testing.T) {
 		}
 	}
 	got := f.OK("list_middlewares", nil)
-	has(t, "fallback", got, "No cached stack exists", "1. nordlicht/site-demo/dealer-map-cache → Nordlicht\\SiteDemo\\Middleware\\DealerMapCache (EXT:site_demo)")
+	introspecttest.Has(t, "fallback", got, "No cached stack exists", "1. nordlicht/site-demo/dealer-map-cache → Nordlicht\\SiteDemo\\Middleware\\DealerMapCache (EXT:site_demo)")
 }
 
 // TestClassicMode reads PackageStates.php and ext_emconf.php.
@@ -233,8 +215,8 @@ func TestClassicMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := introspecttest.Over(t, site, d.Demo, tools)
-	has(t, "classic", f.OK("list_extensions", nil), "2 TYPO3 extensions in typo3conf/PackageStates.php:", "- core 12.4.20 — TYPO3 Core", "- news 11.4.1 — News system")
-	has(t, "classic status", f.OK("get_system_status", nil), "Installation mode: classic (typo3conf/PackageStates.php)")
+	introspecttest.Has(t, "classic", f.OK("list_extensions", nil), "2 TYPO3 extensions in typo3conf/PackageStates.php:", "- core 12.4.20 — TYPO3 Core", "- news 11.4.1 — News system")
+	introspecttest.Has(t, "classic status", f.OK("get_system_status", nil), "Installation mode: classic (typo3conf/PackageStates.php)")
 }
 
 // TestIntroductionExtensions lists the extensions of the test material's
@@ -265,7 +247,7 @@ func TestIntroductionExtensions(t *testing.T) {
 	}
 	f := introspecttest.Over(t, site, d.Demo, tools)
 	got := f.OK("list_extensions", nil)
-	has(t, "introduction", got, fmt.Sprintf("%d TYPO3 extensions", len(ents)+1), "- bootstrap_package 15.0.4 (benjaminkott/bootstrap_package)",
+	introspecttest.Has(t, "introduction", got, fmt.Sprintf("%d TYPO3 extensions", len(ents)+1), "- bootstrap_package 15.0.4 (benjaminkott/bootstrap_package)",
 		"- fluid_styled_content v13.4.34 (typo3/cms-fluid-styled-content)", "- felogin v13.4.34 (typo3/cms-felogin)")
 }
 
@@ -308,12 +290,12 @@ func TestProbeURL(t *testing.T) {
 		}
 	}
 	got := f.OK("probe_url", map[string]any{"url": srv.URL + "/"})
-	has(t, "probe", got, "→ HTTP 200 OK", "content-type: text/html; charset=utf-8", "x-typo3-cache: HIT", "Body (first 2048 bytes):", "<title>Home</title>")
+	introspecttest.Has(t, "probe", got, "→ HTTP 200 OK", "content-type: text/html; charset=utf-8", "x-typo3-cache: HIT", "Body (first 2048 bytes):", "<title>Home</title>")
 	if strings.Contains(got, "fe_typo_user") || len(got) > 4000 {
 		t.Errorf("probe shows other headers or too much body (%d bytes):\n%.300s", len(got), got)
 	}
 	got = f.OK("probe_url", map[string]any{"url": srv.URL + "/old"})
-	has(t, "redirect", got, "→ HTTP 302 Found", "location: http://169.254.169.254/latest/meta-data")
+	introspecttest.Has(t, "redirect", got, "→ HTTP 302 Found", "location: http://169.254.169.254/latest/meta-data")
 	// A recent error in the TYPO3 log is added to a 5xx answer.
 	logs, _ := filepath.Glob(filepath.Join(f.Site.Root, "var", "log", "typo3_[0-9a-f]*.log"))
 	line := time.Now().UTC().Format("Mon, 02 Jan 2006 15:04:05 -0700") + ` [CRITICAL] request="abc" component="TYPO3.CMS.Frontend": Probe failure right now` + "\n"
@@ -326,7 +308,7 @@ func TestProbeURL(t *testing.T) {
 	}
 	_ = fh.Close()
 	got = f.OK("probe_url", map[string]any{"url": srv.URL + "/boom"})
-	has(t, "5xx", got, "→ HTTP 500", "Probe failure right now", "password=[REDACTED")
+	introspecttest.Has(t, "5xx", got, "→ HTTP 500", "Probe failure right now", "password=[REDACTED")
 	if strings.Contains(got, "Hunter2secret") {
 		t.Errorf("body credential shown:\n%s", got)
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,6 +153,26 @@ func (f *Fixture) Enable(names ...string) {
 	for _, n := range names {
 		if _, err := f.Gate.Availability().SetTool(context.Background(), gate.SetToolParams{Name: n, Enabled: true, By: "test"}); err != nil {
 			f.T.Fatal(err)
+		}
+	}
+}
+
+// NoSecrets fails t when got holds a credential the demo planted.
+func (f *Fixture) NoSecrets(t testing.TB, what, got string) {
+	t.Helper()
+	for _, s := range f.Secrets() {
+		if strings.Contains(got, s) {
+			t.Errorf("%s leaks the planted credential %q:\n%s", what, s, got)
+		}
+	}
+}
+
+// Has fails t for every want that got lacks.
+func Has(t testing.TB, what, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, got)
 		}
 	}
 }
