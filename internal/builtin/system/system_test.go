@@ -330,3 +330,22 @@ func TestProbeURL(t *testing.T) {
 		}
 	}
 }
+
+// TestDialects runs the database-reading system tools on MariaDB and
+// PostgreSQL (skipped when their DSNs are not set).
+func TestDialects(t *testing.T) {
+	t.Parallel()
+	for _, d := range []typo3.Dialect{typo3.DialectMySQL, typo3.DialectPostgres} {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			f := introspecttest.Demo(t, d, tools)
+			want := map[typo3.Dialect]string{typo3.DialectMySQL: "Database: MariaDB ", typo3.DialectPostgres: "Database: PostgreSQL "}[d]
+			introspecttest.Has(t, "status", f.OK("get_system_status", nil), want, "TYPO3: 13.4.34")
+			logs := f.OK("fetch_logs", map[string]any{"level": "error", "limit": 5})
+			introspecttest.Has(t, "logs", logs, " [error] ")
+			tasks := f.OK("list_scheduler_tasks", nil)
+			introspecttest.Has(t, "tasks", tasks, "- [3] — Import dealers from the partner portal", "· disabled")
+			f.NoSecrets(t, "tasks", tasks)
+		})
+	}
+}
