@@ -4,9 +4,11 @@
 package builtin
 
 import (
+	"github.com/t3agent/t3agent/internal/builtin/code"
 	"github.com/t3agent/t3agent/internal/builtin/configuration"
 	"github.com/t3agent/t3agent/internal/builtin/content"
 	"github.com/t3agent/t3agent/internal/builtin/structure"
+	"github.com/t3agent/t3agent/internal/builtin/system"
 	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
@@ -19,5 +21,9 @@ func Tools(site *typo3.Site, policy *readpolicy.Policy) []tool.Tool {
 	out = append(out, content.Tools(site, policy)...)
 	out = append(out, structure.Tools(site, policy)...)
 	out = append(out, configuration.Tools(site, policy)...)
+	// Introspection: site configuration, code and system (issue 15).
+	out = append(out, configuration.SiteConfigTools(site)...)
+	out = append(out, code.Tools(site, policy)...)
+	out = append(out, system.Tools(site, policy)...)
 	return out
 }
