@@ -4,8 +4,10 @@
 package builtin
 
 import (
+	"github.com/t3agent/t3agent/internal/builtin/accounts"
 	"github.com/t3agent/t3agent/internal/builtin/configuration"
 	"github.com/t3agent/t3agent/internal/builtin/content"
+	"github.com/t3agent/t3agent/internal/builtin/files"
 	"github.com/t3agent/t3agent/internal/builtin/structure"
 	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/tool"
@@ -19,5 +21,9 @@ func Tools(site *typo3.Site, policy *readpolicy.Policy) []tool.Tool {
 	out = append(out, content.Tools(site, policy)...)
 	out = append(out, structure.Tools(site, policy)...)
 	out = append(out, configuration.Tools(site, policy)...)
+	// files and accounts: the FAL tools (storage allow-list: storage 1)
+	// and the admin-only backend user and group lists.
+	out = append(out, files.Tools(site, policy, nil)...)
+	out = append(out, accounts.Tools(site)...)
 	return out
 }
