@@ -92,11 +92,11 @@ func siteBases(sites []*template.Site) []siteBase {
 // absolute language base stands alone, a relative one is appended to the
 // site base's path.
 func joinBase(site, lang string) (host, path string, ok bool) {
-	su, err := parseBase(site)
+	su, err := parseBase(site, true)
 	if err != nil {
 		return "", "", false
 	}
-	lu, err := parseBase(lang)
+	lu, err := parseBase(lang, false)
 	if err != nil {
 		return "", "", false
 	}
@@ -107,10 +107,12 @@ func joinBase(site, lang string) (host, path string, ok bool) {
 }
 
 // parseBase reads a base: a URL with a scheme, "//host/path", or a path.
-// A bare "www.example.com/" is a host, as TYPO3 reads it.
-func parseBase(s string) (*url.URL, error) {
+// With bareHost (site bases), "www.example.com/" is a host: a first
+// segment with a dot; a language base "de/" stays a path.
+func parseBase(s string, bareHost bool) (*url.URL, error) {
 	s = strings.TrimSpace(s)
-	if s != "" && !strings.HasPrefix(s, "/") && !strings.Contains(s, "://") {
+	first, _, _ := strings.Cut(s, "/")
+	if bareHost && s != "" && !strings.HasPrefix(s, "/") && !strings.Contains(s, "://") && strings.Contains(first, ".") {
 		s = "//" + s
 	}
 	return url.Parse(s)
