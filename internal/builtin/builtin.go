@@ -4,9 +4,11 @@
 package builtin
 
 import (
+	"github.com/t3agent/t3agent/internal/builtin/accounts"
 	"github.com/t3agent/t3agent/internal/builtin/code"
 	"github.com/t3agent/t3agent/internal/builtin/configuration"
 	"github.com/t3agent/t3agent/internal/builtin/content"
+	"github.com/t3agent/t3agent/internal/builtin/files"
 	"github.com/t3agent/t3agent/internal/builtin/structure"
 	"github.com/t3agent/t3agent/internal/builtin/system"
 	"github.com/t3agent/t3agent/internal/readpolicy"
@@ -25,5 +27,9 @@ func Tools(site *typo3.Site, policy *readpolicy.Policy) []tool.Tool {
 	out = append(out, configuration.SiteConfigTools(site)...)
 	out = append(out, code.Tools(site, policy)...)
 	out = append(out, system.Tools(site, policy)...)
+	// files and accounts: the FAL tools (storage allow-list: storage 1)
+	// and the admin-only backend user and group lists.
+	out = append(out, files.Tools(site, policy, nil)...)
+	out = append(out, accounts.Tools(site)...)
 	return out
 }
