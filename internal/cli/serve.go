@@ -223,7 +223,8 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 			Site: r.site, Credentials: r.store, Runs: r.store, Runtime: rt, Chat: chatSvc,
 			Gate: r.gate, Configs: cfgs, StreamPoll: cfg.Chat.StreamPoll,
 		},
-		MCP: a.mcpServerParams(r, rt, cfgs),
+		MCP:     a.mcpServerParams(r, rt, cfgs),
+		Console: true,
 	})
 	if opts.workers > 0 {
 		w, err := agent.NewWorker(agent.WorkerParams{Runtime: rt, Concurrency: opts.workers, Logger: a.logger})

@@ -1,0 +1,205 @@
+package console_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/t3agent/t3agent/internal/chat/chattest"
+	"github.com/t3agent/t3agent/internal/llm"
+	"github.com/t3agent/t3agent/internal/llm/llmtest"
+)
+
+// The browser tests drive a real Chromium against a real t3agent server
+// (API and console) on the demo site, with a real chat worker, the
+// scripted provider and the real MCP server of the chat fixture.
+
+// TestBrowserLogin: the admin and the editor log in to the dashboard with
+// the navigation of their role; a wrong password and a disabled account
+// get the one sentence that does not tell which usernames exist; logout
+// returns to the login.
+func TestBrowserLogin(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{})
+
+	for _, tc := range []struct{ user, role string }{{"admin", "administrator"}, {"editor", "editor"}} {
+		tb := e.open()
+		tb.login(tc.user)
+		if got := tb.text("#current-user"); got != tc.user+" · "+tc.role {
+			t.Errorf("%s: the header shows %q", tc.user, got)
+		}
+		if got := tb.text("h1"); got != "Dashboard" {
+			t.Errorf("%s: the start page after login is %q, want the dashboard", tc.user, got)
+		}
+		if got := tb.text("nav"); !strings.Contains(got, "Chat") || !strings.Contains(got, "Inbox") || !strings.Contains(got, "Runs") {
+			t.Errorf("%s: the navigation is %q", tc.user, got)
+		}
+		tb.do("log out", chromedp.Click(chromedp.CSS("#logout")), visible("#login-submit"))
+		// After logout, a page asks for the login again.
+		tb.do("a page after logout", chromedp.Navigate(e.url+"/runs"), visible("#login-submit"))
+	}
+
+	const refused = "Wrong username or password, or the account is disabled."
+	for _, tc := range []struct{ name, user, password string }{
+		{"wrong password", "editor", "not-the-password"},
+		{"disabled user", "former", e.f.Demo.Password(t, "former")},
+		{"unknown user", "nobody", "whatever"},
+	} {
+		tb := e.open()
+		tb.loginWith(tc.user, tc.password)
+		tb.do(tc.name, visible("#login-error"))
+		if got := tb.text("#login-error"); got != refused {
+			t.Errorf("%s: the login says %q, want %q", tc.name, got, refused)
+		}
+		// The username stays in the form; the password does not.
+		if v, _ := chromedp.Run(tb.ctx, chromedp.Value(chromedp.CSS("#username"))); v != tc.user {
+			t.Errorf("%s: the username field holds %q", tc.name, v)
+		}
+	}
+}
+
+// approvalRounds: the model looks a note up (a read, no approval), then
+// asks to publish one (a write, approval bound), then answers.
+func approvalRounds(answer string) []llmtest.Round {
+	return []llmtest.Round{
+		{Text: "Let me look the note up first.", ToolCalls: []llm.ToolCall{llmtest.Call("call-1", chattest.ReadTool, `{"title":"pumps"}`)}},
+		{Text: "I will publish the note for you.", ToolCalls: []llm.ToolCall{llmtest.Call("call-2", chattest.WriteTool, `{"text":"hello"}`)}},
+		llmtest.Text(answer),
+	}
+}
+
+// startApproval logs the editor in, starts a conversation and sends the
+// prompt; the page follows the turn to the approval card by itself.
+func startApproval(t *testing.T, e *env) *tab {
+	tb := e.open()
+	tb.login("editor")
+	tb.do("start a conversation",
+		chromedp.Navigate(e.url+"/chat"),
+		chromedp.Click(chromedp.CSS("#new-conversation")),
+		visible("#send-form"),
+		chromedp.SendKeys(chromedp.CSS("#content"), "Publish a note saying hello"),
+		chromedp.Click(chromedp.CSS("#send")),
+	)
+	// The card arrives over the stream, without a reload.
+	tb.waitText("#conv", "Approve this change?")
+	if got := tb.text("#messages"); !strings.Contains(got, "Publish a note saying hello") || !strings.Contains(got, "I will publish the note for you.") {
+		t.Errorf("the messages before the card: %q", got)
+	}
+	// The read ran already: a step with the tool, its arguments and result.
+	steps := tb.text("#steps")
+	if !strings.Contains(steps, chattest.ReadTool) || !strings.Contains(steps, "done") {
+		t.Errorf("the tool steps: %q", steps)
+	}
+	card := tb.text("#card")
+	for _, want := range []string{chattest.WriteTool, "editorContent", "writes (not repeatable)", "Digest of this turn"} {
+		if !strings.Contains(card, want) {
+			t.Errorf("the approval card lacks %q: %q", want, card)
+		}
+	}
+	if tb.text("#card-digest") == "" {
+		t.Error("the card quotes no digest")
+	}
+	if n := e.f.WriteCalls(); n != 0 {
+		t.Fatalf("the write ran before anyone approved it: %d calls", n)
+	}
+	return tb
+}
+
+// TestBrowserApprove: the card approved in the page → the write happens
+// exactly once and the answer streams in.
+func TestBrowserApprove(t *testing.T) {
+	t.Parallel()
+	const answer = "The note is published."
+	e := setup(t, options{rounds: approvalRounds(answer)})
+	tb := startApproval(t, e)
+	tb.do("approve", chromedp.Click(chromedp.CSS("#approve")))
+	tb.waitText("#messages", answer)
+	tb.waitText("#conv-status", "Ready")
+	if n := e.f.WriteCalls(); n != 1 {
+		t.Errorf("the MCP server saw %d write calls, want exactly 1", n)
+	}
+	if body := string(e.f.LLM.Request(2).Body); !strings.Contains(body, "published: hello") {
+		t.Errorf("the model did not read the write's result: %s", body)
+	}
+}
+
+// TestBrowserDeny: the card denied with a reason → no write, the reason
+// shown as a notice, and the model's answer.
+func TestBrowserDeny(t *testing.T) {
+	t.Parallel()
+	const answer = "Understood, I did not publish it."
+	e := setup(t, options{rounds: approvalRounds(answer)})
+	tb := startApproval(t, e)
+	tb.do("deny", chromedp.SendKeys(chromedp.CSS("#reason"), "Not today"), chromedp.Click(chromedp.CSS("#deny")))
+	tb.waitText("#messages", answer)
+	if got := tb.text("#messages"); !strings.Contains(got, "Not today") {
+		t.Errorf("the reason is not in the conversation: %q", got)
+	}
+	if n := e.f.WriteCalls(); n != 0 {
+		t.Errorf("the MCP server saw %d write calls after a denial, want 0", n)
+	}
+}
+
+// TestBrowserInput: the typed-input form is rendered from the schema (an
+// enum as a select), an empty required answer is refused with a message
+// in the form, a chosen one goes on to the tool and the answer.
+func TestBrowserInput(t *testing.T) {
+	t.Parallel()
+	const answer = "I used variant b."
+	e := setup(t, options{rounds: []llmtest.Round{
+		{Text: "Two variants fit.", ToolCalls: []llm.ToolCall{llmtest.Call("call-1", chattest.InputTool, `{}`)}},
+		llmtest.Text(answer),
+	}})
+	tb := e.open()
+	tb.login("editor")
+	tb.do("ask",
+		chromedp.Navigate(e.url+"/chat"),
+		chromedp.Click(chromedp.CSS("#new-conversation")),
+		visible("#send-form"),
+		chromedp.SendKeys(chromedp.CSS("#content"), "Pick a variant"),
+		chromedp.Click(chromedp.CSS("#send")),
+	)
+	tb.waitText("#conv", "The assistant asks you")
+	if got := tb.text("#messages"); !strings.Contains(got, "Which variant should I use?") {
+		t.Errorf("the question is not in the conversation: %q", got)
+	}
+	tb.do("answer nothing", visible("#field-choice"), chromedp.Click(chromedp.CSS("#input-submit")), visible("#form-error"))
+	if got := tb.text("#field-choice-err"); got != "This field is required." {
+		t.Errorf("the empty answer says %q", got)
+	}
+	tb.do("answer b", chromedp.SetValue(chromedp.CSS("#field-choice"), "b"), chromedp.Click(chromedp.CSS("#input-submit")))
+	tb.waitText("#messages", answer)
+	if body := string(e.f.LLM.Request(1).Body); !strings.Contains(body, "variant b chosen") {
+		t.Errorf("the tool did not run with the answer: %s", body)
+	}
+}
+
+// TestBrowserGerman: the language switch turns every label German and
+// stays switched on the next pages; the login error is German too.
+func TestBrowserGerman(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{})
+	tb := e.open()
+	tb.do("switch to German", chromedp.Navigate(e.url+"/login?lang=de"), visible("#login-submit"))
+	if got := tb.text("h1"); got != "Bei t3agent anmelden" {
+		t.Errorf("the German login heading is %q", got)
+	}
+	tb.loginWith("editor", "wrong")
+	tb.do("the German refusal", visible("#login-error"))
+	if got := tb.text("#login-error"); got != "Benutzername oder Passwort ist falsch, oder das Konto ist deaktiviert." {
+		t.Errorf("the German refusal is %q", got)
+	}
+	tb.login("editor")
+	if got := tb.text("nav"); !strings.Contains(got, "Eingang") || !strings.Contains(got, "Läufe") {
+		t.Errorf("the German navigation is %q", got)
+	}
+	tb.do("the German chat", chromedp.Navigate(e.url+"/chat"), visible("#new-conversation"))
+	if got := tb.text("#new-conversation"); got != "Neue Unterhaltung" {
+		t.Errorf("the German chat button is %q", got)
+	}
+	tb.do("back to English", chromedp.Navigate(e.url+"/chat?lang=en"), visible("#new-conversation"))
+	if got := tb.text("#new-conversation"); got != "New conversation" {
+		t.Errorf("the English chat button is %q", got)
+	}
+}

@@ -1,0 +1,155 @@
+package console_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/t3agent/t3agent/internal/console"
+)
+
+// page is one answer to a request without JavaScript.
+type page struct {
+	code   int
+	body   string
+	header http.Header
+}
+
+func fetch(t *testing.T, c *http.Client, method, u string, form url.Values, headers ...string) page {
+	t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, u, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, u, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page{resp.StatusCode, string(b), resp.Header}
+}
+
+var csrfInput = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// TestFormsWithoutJavaScript: every step works as plain forms and
+// redirects; the headers forbid framing and inline scripts; posts need
+// the session's token and a same-origin form.
+func TestFormsWithoutJavaScript(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{})
+	c := httpClient(t)
+
+	start := fetch(t, c, "GET", e.url+"/", nil)
+	if start.code != 200 || !strings.Contains(start.body, `id="login-submit"`) {
+		t.Fatalf("/ without a session: %d, want the login form:\n%s", start.code, start.body)
+	}
+	if strings.Contains(start.body, "erika.editor") || strings.Contains(start.body, ">former<") {
+		t.Error("the start page lists backend users")
+	}
+	csp := start.header.Get("Content-Security-Policy")
+	for _, want := range []string{"frame-ancestors 'none'", "script-src 'self'", "default-src 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("the CSP %q lacks %q", csp, want)
+		}
+	}
+	if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
+		t.Errorf("the CSP allows inline code: %q", csp)
+	}
+	if regexp.MustCompile(`<script(?:\s[^>]*)?>[^<]`).MatchString(start.body) || strings.Contains(start.body, " style=") {
+		t.Error("the page has an inline script or style")
+	}
+
+	bad := fetch(t, c, "POST", e.url+"/login", url.Values{"username": {"editor"}, "password": {"wrong"}})
+	if bad.code != http.StatusUnauthorized || !strings.Contains(bad.body, "Wrong username or password") {
+		t.Errorf("a wrong password: %d", bad.code)
+	}
+	cross := fetch(t, c, "POST", e.url+"/login", url.Values{"username": {"editor"}, "password": {e.f.Demo.Password(t, "editor")}},
+		"Origin", "https://evil.example")
+	if cross.code != http.StatusForbidden {
+		t.Errorf("a login posted from another site: %d, want 403", cross.code)
+	}
+	ok := fetch(t, c, "POST", e.url+"/login", url.Values{"username": {"editor"}, "password": {e.f.Demo.Password(t, "editor")}, "next": {"/chat"}})
+	if ok.code != http.StatusSeeOther || ok.header.Get("Location") != "/chat" {
+		t.Fatalf("the login: %d to %q", ok.code, ok.header.Get("Location"))
+	}
+	chatPage := fetch(t, c, "GET", e.url+"/chat", nil)
+	m := csrfInput.FindStringSubmatch(chatPage.body)
+	if chatPage.code != 200 || m == nil {
+		t.Fatalf("the chat page: %d, no CSRF token", chatPage.code)
+	}
+	token := m[1]
+	if got := fetch(t, c, "POST", e.url+"/chat", url.Values{}); got.code != http.StatusForbidden {
+		t.Errorf("a post without the token: %d, want 403", got.code)
+	}
+	if got := fetch(t, c, "POST", e.url+"/chat", url.Values{"csrf": {"forged"}}); got.code != http.StatusForbidden {
+		t.Errorf("a post with a forged token: %d, want 403", got.code)
+	}
+	created := fetch(t, c, "POST", e.url+"/chat", url.Values{"csrf": {token}})
+	loc := created.header.Get("Location")
+	if created.code != http.StatusSeeOther || !regexp.MustCompile(`^/chat/\d+$`).MatchString(loc) {
+		t.Fatalf("creating a conversation: %d to %q", created.code, loc)
+	}
+	sent := fetch(t, c, "POST", e.url+loc+"/send", url.Values{"csrf": {token}, "content": {"   "}})
+	if sent.code != http.StatusBadRequest || !strings.Contains(sent.body, "error-message") {
+		t.Errorf("an empty message: %d, want 400 with the sentence", sent.code)
+	}
+	// Someone else's run is no page of the editor's.
+	if got := fetch(t, c, "GET", e.url+"/runs/00000000-0000-0000-0000-000000000000", nil); got.code != http.StatusNotFound {
+		t.Errorf("an unknown run: %d, want 404", got.code)
+	}
+	out := fetch(t, c, "POST", e.url+"/logout", url.Values{"csrf": {token}})
+	if out.code != http.StatusSeeOther || out.header.Get("Location") != "/login" {
+		t.Errorf("logout: %d to %q", out.code, out.header.Get("Location"))
+	}
+	if got := fetch(t, c, "GET", e.url+"/chat", nil); got.code != http.StatusSeeOther || !strings.HasPrefix(got.header.Get("Location"), "/login") {
+		t.Errorf("the chat after logout: %d to %q", got.code, got.header.Get("Location"))
+	}
+}
+
+// TestAssetsSize: the embedded assets, gzipped, stay under 150 KB.
+func TestAssetsSize(t *testing.T) {
+	t.Parallel()
+	var total int
+	err := fs.WalkDir(console.Assets(), ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(console.Assets(), path)
+		if err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		_, _ = zw.Write(b)
+		_ = zw.Close()
+		total += buf.Len()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total > 150*1024 {
+		t.Errorf("the assets are %d bytes gzipped, over 150 KB", total)
+	}
+	t.Logf("assets: %d bytes gzipped", total)
+}

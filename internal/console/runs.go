@@ -1,0 +1,239 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/t3agent/t3agent/internal/agent"
+	"github.com/t3agent/t3agent/internal/agentconfig"
+	"github.com/t3agent/t3agent/internal/store"
+)
+
+// inbox lists every run waiting for this person's decision or answer,
+// from the chat, the CLI, the API or the queue, each with its card.
+func (c *Console) inbox(q *req) error {
+	items, err := c.p.Runtime.Inbox(q.r.Context(), q.user(), agent.Access{})
+	if err != nil {
+		return err
+	}
+	cards := make([]*cardView, 0, len(items))
+	for _, it := range items {
+		cards = append(cards, c.cardOf(q.r.Context(), it, "/inbox/"+it.Run.ID, !it.Unreadable))
+	}
+	c.render(q, http.StatusOK, "inbox.html", &pageData{Title: q.t("inbox.title"), Data: cards})
+	return nil
+}
+
+// inboxDecide approves or denies a waiting run as this person. The turn
+// runs in the request, detached from it so a browser that goes away
+// cannot cancel a write half-way; the runtime decides who may.
+func (c *Console) inboxDecide(q *req) error {
+	approve, err := decision(q)
+	if err != nil {
+		return err
+	}
+	id := q.r.PathValue("id")
+	res, err := c.p.Runtime.Approve(context.WithoutCancel(q.r.Context()), agent.ApproveParams{
+		RunID: id, Approver: q.user(), Approved: approve, Digest: q.r.PostForm.Get("digest"), Reason: q.r.PostForm.Get("reason"),
+	})
+	if err != nil {
+		return err
+	}
+	c.redirect(q, "/runs/"+res.RunID)
+	return nil
+}
+
+func (c *Console) inboxInput(q *req) error {
+	id := q.r.PathValue("id")
+	ctx := q.r.Context()
+	it, err := c.p.Runtime.Pending(ctx, q.user(), agent.Access{}, id)
+	if err != nil {
+		return err
+	}
+	if it.Input == "" {
+		return &pageError{http.StatusConflict, "error.runNotWaiting"}
+	}
+	fields, data, ok := answerOf(it.Schema, q.r.PostForm)
+	if !ok {
+		return c.inputRefused(q, "/inbox/"+id, it, fields, true)
+	}
+	res, err := c.p.Runtime.SubmitInput(context.WithoutCancel(ctx), agent.SubmitInputParams{
+		RunID: id, Submitter: q.user(), Data: data, Digest: q.r.PostForm.Get("digest"),
+	})
+	if err != nil {
+		return err
+	}
+	c.redirect(q, "/runs/"+res.RunID)
+	return nil
+}
+
+type runsView struct {
+	Runs []store.Run
+	// Status and Owner are the filters; Owners only for admins.
+	Status   string
+	Owner    string
+	Statuses []store.RunStatus
+	Admin    bool
+	// Next pages on (the last run's id), "" at the end.
+	Next string
+}
+
+// runsPage is the list's page size.
+const runsPage = 50
+
+// runsList lists runs newest first: every owner's for an admin, a
+// person's own otherwise, filtered by status and (admins) owner.
+func (c *Console) runsList(q *req) error {
+	qs := q.r.URL.Query()
+	v := runsView{Status: qs.Get("status"), Owner: qs.Get("owner"), Statuses: runStatuses, Admin: q.isAdmin()}
+	p := store.ListRunsParams{Status: store.RunStatus(v.Status), Before: qs.Get("before"), Limit: runsPage}
+	if p.Status != "" && !p.Status.Valid() {
+		return &pageError{http.StatusBadRequest, "error.runStatus"}
+	}
+	if len(p.Before) > 128 {
+		return &pageError{http.StatusBadRequest, "error.form"}
+	}
+	if q.isAdmin() {
+		p.OwnerUsername = v.Owner
+	} else {
+		p.OwnerUsername, v.Owner = q.user().Username, ""
+	}
+	rows, err := c.p.Runs.Runs(q.r.Context(), p)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		// A username reused by a later account does not inherit runs.
+		if !q.isAdmin() && r.OwnerUID != q.user().UID {
+			continue
+		}
+		v.Runs = append(v.Runs, r)
+	}
+	if len(rows) == p.Limit {
+		v.Next = rows[len(rows)-1].ID
+	}
+	c.render(q, http.StatusOK, "runs.html", &pageData{Title: q.t("runs.title"), Data: &v})
+	return nil
+}
+
+// timelineRow is one event of a run as the timeline shows it.
+type timelineRow struct {
+	Seq      int64
+	Kind     string
+	Round    int
+	At       time.Time
+	Duration time.Duration
+	Summary  string
+	// LLM: tokens and cost of a provider call.
+	InTokens, OutTokens int64
+	Cost                string
+	// Tool: the call's step.
+	Step *step
+	// Approval and input: the digest the decision must quote.
+	Digest string
+}
+
+type runView struct {
+	Run      store.Run
+	Cost     string
+	Rows     []timelineRow
+	Card     *cardView
+	Live     bool
+	Finished bool
+}
+
+func (c *Console) runShow(q *req) error {
+	id := q.r.PathValue("id")
+	if len(id) > 128 {
+		return notFound()
+	}
+	ctx := q.r.Context()
+	it, err := c.p.Runtime.Pending(ctx, q.user(), agent.Access{}, id)
+	if err != nil {
+		return runErr(err)
+	}
+	evs, err := c.p.Runtime.Events(ctx, q.user(), agent.Access{}, id, -1)
+	if err != nil {
+		return runErr(err)
+	}
+	r := it.Run
+	v := &runView{Run: r, Cost: agent.CostString(agentconfig.USD(r.Cost), r.CostUnknown), Rows: timeline(evs),
+		Live: r.Status == store.RunQueued || r.Status == store.RunRunning, Finished: !r.FinishedAt.IsZero()}
+	if it.Digest != "" || it.Unreadable || len(it.Calls) > 0 {
+		v.Card = c.cardOf(ctx, it, "/inbox/"+r.ID, !it.Unreadable)
+	}
+	c.render(q, http.StatusOK, "run.html", &pageData{Title: q.t("run.title") + " " + shortID(r.ID), Data: v})
+	return nil
+}
+
+func (c *Console) runCancel(q *req) error {
+	id := q.r.PathValue("id")
+	won, err := c.p.Runtime.Cancel(context.WithoutCancel(q.r.Context()), q.user(), agent.Access{}, id)
+	if err != nil {
+		return runErr(err)
+	}
+	if !won {
+		return &pageError{http.StatusConflict, "error.runFinished"}
+	}
+	c.redirect(q, "/runs/"+id)
+	return nil
+}
+
+// runErr names an unknown run.
+func runErr(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return &pageError{http.StatusNotFound, "error.runNotFound"}
+	}
+	return err
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// timeline turns a run's events into rows.
+func timeline(evs []store.RunEvent) []timelineRow {
+	out := make([]timelineRow, 0, len(evs))
+	for _, e := range evs {
+		row := timelineRow{Seq: e.Seq, Kind: e.Kind, Round: e.Round, At: e.CreatedAt, Duration: e.Duration,
+			Summary: agent.Describe(e.Kind, e.Payload)}
+		switch agent.EventKind(e.Kind) {
+		case agent.EventLLM:
+			var p agent.LLMPayload
+			if json.Unmarshal(e.Payload, &p) == nil {
+				row.InTokens, row.OutTokens = int64(p.Usage.InputTokens), int64(p.Usage.OutputTokens)
+				if p.Cost != nil {
+					row.Cost = agent.CostString(*p.Cost, false)
+				}
+			}
+		case agent.EventTool:
+			if s := stepsOf([]store.RunEvent{e}); len(s) == 1 {
+				row.Step = &s[0]
+			}
+		case agent.EventApproval:
+			var p agent.ApprovalPayload
+			if json.Unmarshal(e.Payload, &p) == nil {
+				row.Digest = p.Digest
+			}
+		case agent.EventInput:
+			var p agent.InputPayload
+			if json.Unmarshal(e.Payload, &p) == nil {
+				row.Digest = p.Digest
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// Cursor is the query of the next page of the list.
+func (v *runsView) Cursor() string {
+	return "?" + url.Values{"status": {v.Status}, "owner": {v.Owner}, "before": {v.Next}}.Encode()
+}
