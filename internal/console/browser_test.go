@@ -1,11 +1,13 @@
 package console_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/t3agent/t3agent/internal/agent"
 	"github.com/t3agent/t3agent/internal/chat/chattest"
 	"github.com/t3agent/t3agent/internal/llm"
 	"github.com/t3agent/t3agent/internal/llm/llmtest"
@@ -103,6 +105,7 @@ func startApproval(t *testing.T, e *env) *tab {
 	if n := e.f.WriteCalls(); n != 0 {
 		t.Fatalf("the write ran before anyone approved it: %d calls", n)
 	}
+	tb.snap("approval-card")
 	return tb
 }
 
@@ -119,6 +122,7 @@ func TestBrowserApprove(t *testing.T) {
 	if n := e.f.WriteCalls(); n != 1 {
 		t.Errorf("the MCP server saw %d write calls, want exactly 1", n)
 	}
+	tb.snap("chat")
 	if body := string(e.f.LLM.Request(2).Body); !strings.Contains(body, "published: hello") {
 		t.Errorf("the model did not read the write's result: %s", body)
 	}
@@ -201,5 +205,69 @@ func TestBrowserGerman(t *testing.T) {
 	tb.do("back to English", chromedp.Navigate(e.url+"/chat?lang=en"), visible("#new-conversation"))
 	if got := tb.text("#new-conversation"); got != "New conversation" {
 		t.Errorf("the English chat button is %q", got)
+	}
+}
+
+// TestBrowserInboxAndRuns: the editor's waiting run is in the editor's
+// inbox with the same card, approved there (the write happens once) and
+// followed on its timeline; the editor's runs list shows only the
+// editor's runs and no owner filter, another person's run is refused;
+// the admin sees every run and filters by owner.
+func TestBrowserInboxAndRuns(t *testing.T) {
+	t.Parallel()
+	const adminAnswer = "The admin's answer."
+	e := setup(t, options{rounds: append([]llmtest.Round{llmtest.Text(adminAnswer)}, approvalRounds("The note is published.")...)})
+	ctx := context.Background()
+	cfg, err := e.f.Tasks.Resolve(ctx, chattest.Configuration)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := e.f.Runtime.Run(ctx, agent.Request{Config: cfg, Actor: e.f.Users["admin"], Caller: agent.Caller{Source: "cli", Operation: "run"},
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "Hello"}}})
+	if res.Outcome != agent.OutcomeCompleted || res.Content != adminAnswer {
+		t.Fatalf("the admin's run: %+v", res)
+	}
+
+	tb := startApproval(t, e)
+	tb.do("the inbox", chromedp.Navigate(e.url+"/inbox"), visible("#inbox #approve"))
+	if got := tb.text("#inbox"); !strings.Contains(got, chattest.WriteTool) {
+		t.Errorf("the inbox card: %q", got)
+	}
+	tb.snap("inbox")
+	tb.do("approve in the inbox", chromedp.Click(chromedp.CSS("#inbox #approve")), visible("#run-status"))
+	tb.waitText("#run-status", "Completed")
+	timeline := tb.text("#timeline")
+	for _, want := range []string{"Stopped for approval", "Tool call", chattest.WriteTool, "Provider answer"} {
+		if !strings.Contains(timeline, want) {
+			t.Errorf("the timeline lacks %q: %q", want, timeline)
+		}
+	}
+	tb.snap("run-timeline")
+	if n := e.f.WriteCalls(); n != 1 {
+		t.Errorf("the MCP server saw %d write calls, want exactly 1", n)
+	}
+	tb.do("the editor's runs", chromedp.Navigate(e.url+"/runs"), visible("#runs"))
+	if got := tb.text("#runs"); strings.Contains(got, res.RunID) || !strings.Contains(got, "editor") {
+		t.Errorf("the editor's runs list: %q", got)
+	}
+	if n, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[int](`document.querySelectorAll("#owner").length`)); n != 0 {
+		t.Error("the editor's runs list offers the owner filter")
+	}
+	tb.do("the admin's run", chromedp.Navigate(e.url+"/runs/"+res.RunID), visible("#error-message"))
+
+	admin := e.open()
+	admin.login("admin")
+	admin.do("every run", chromedp.Navigate(e.url+"/runs"), visible("#owner"))
+	if got := admin.text("#runs"); !strings.Contains(got, res.RunID) || !strings.Contains(got, "editor") {
+		t.Errorf("the admin's runs list: %q", got)
+	}
+	admin.do("filter by owner", chromedp.SendKeys(chromedp.CSS("#owner"), "editor"), chromedp.Submit(chromedp.CSS("#owner")), visible("#runs"))
+	admin.waitText("#runs", "editor")
+	if got := admin.text("#runs"); strings.Contains(got, res.RunID) {
+		t.Errorf("the list filtered to the editor shows the admin's run: %q", got)
+	}
+	admin.do("the admin's run", chromedp.Navigate(e.url+"/runs/"+res.RunID), visible("#run-status"))
+	if got := admin.text("#run-status"); got != "Completed" {
+		t.Errorf("the admin's run status: %q", got)
 	}
 }

@@ -170,7 +170,7 @@ func (tb *tab) screenshot() {
 	t := tb.e.t
 	ctx, cancel := context.WithTimeout(tb.ctx, 5*time.Second)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Logf("no screenshot: %v", err)
 		return
@@ -186,6 +186,23 @@ func (tb *tab) screenshot() {
 		return
 	}
 	t.Logf("screenshot of the failed page: %s", name)
+}
+
+// snap saves the page as name.png in $T3AGENT_SCREENSHOTS when that is
+// set: the screenshots of the documentation come from the tests.
+func (tb *tab) snap(name string) {
+	dir := os.Getenv("T3AGENT_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		tb.e.t.Logf("no screenshot %s: %v", name, err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		tb.e.t.Logf("no screenshot %s: %v", name, err)
+	}
 }
 
 // do runs actions, failing the test with the page's log tail.
@@ -207,7 +224,9 @@ func (tb *tab) text(sel string) string {
 }
 
 // visible waits until sel is visible.
-func visible(sel string) chromedp.Action[chromedp.Void] { return chromedp.WaitVisible(chromedp.CSS(sel)) }
+func visible(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.CSS(sel))
+}
 
 // login logs user in through the form with the demo password.
 func (tb *tab) login(user string) {
