@@ -112,6 +112,9 @@ type step struct {
 	Result    string
 }
 
+// Took is the step's duration as the page shows it.
+func (s step) Took() string { return took(s.Duration) }
+
 // excerptLen bounds an argument or result excerpt.
 const excerptLen = 600
 

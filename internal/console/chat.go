@@ -37,7 +37,7 @@ type convView struct {
 	// Busy: the assistant works on it; the part polls as well as
 	// listening to the stream.
 	Busy      bool
-	Messages  []store.ChatMessage
+	Messages  []message
 	Steps     []step
 	Card      *cardView
 	RunID     string
@@ -49,6 +49,38 @@ type convView struct {
 	// StreamURL is the conversation's event stream, "" to poll only.
 	StreamURL string
 	Page      *pageData
+}
+
+// message is a chat message with its labels looked up: a long
+// conversation renders without a label call per message.
+type message struct {
+	Seq     int
+	Role    store.ChatRole
+	Who     string
+	Beside  bool
+	Notice  string
+	Content string
+}
+
+func messagesOf(q *req, ms []store.ChatMessage) []message {
+	who := map[store.ChatRole]string{}
+	beside := q.t("chat.besideToolCall")
+	out := make([]message, len(ms))
+	for i, m := range ms {
+		w, ok := who[m.Role]
+		if !ok {
+			w = q.t("role." + string(m.Role))
+			who[m.Role] = w
+		}
+		if m.BesideToolCall {
+			w += " · " + beside
+		}
+		out[i] = message{Seq: m.Seq, Role: m.Role, Who: w, Beside: m.BesideToolCall, Content: m.Content}
+		if m.Notice != "" {
+			out[i].Notice = q.t(codeKey(m.Notice))
+		}
+	}
+	return out
 }
 
 // Trigger is what refreshes the fragment: a change on the stream, and
@@ -126,7 +158,7 @@ func (c *Console) conversation(q *req, id int64) (*convView, error) {
 		return nil, err
 	}
 	cc := p.Conversation
-	v := &convView{ID: cc.ID, Title: cc.Title, Status: cc.Status, Messages: p.Messages, RunID: cc.RunID, Resumable: p.Resumable,
+	v := &convView{ID: cc.ID, Title: cc.Title, Status: cc.Status, Messages: messagesOf(q, p.Messages), RunID: cc.RunID, Resumable: p.Resumable,
 		Busy: cc.Status == store.ConversationProcessing || cc.Status == store.ConversationLocked}
 	if cc.ErrorCode != "" {
 		v.ErrorKey = codeKey(cc.ErrorCode)

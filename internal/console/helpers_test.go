@@ -94,9 +94,10 @@ func chromiumPath() (string, error) {
 // the demo site, a real store, the gate, the runtime, the chat with a
 // worker, the scripted provider and the real MCP server.
 type env struct {
-	t   *testing.T
-	f   *chattest.Fixture
-	url string
+	t    *testing.T
+	f    *chattest.Fixture
+	url  string
+	tabs int
 }
 
 type options struct {
@@ -142,6 +143,8 @@ func setup(t *testing.T, o options) *env {
 type tab struct {
 	e   *env
 	ctx context.Context
+	// n numbers the test's tabs, for the screenshots' names.
+	n int
 }
 
 // open opens a tab; it closes (after a screenshot when the test failed)
@@ -154,7 +157,8 @@ func (e *env) open() *tab {
 	}
 	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
 	ctx, cancelTimeout := context.WithTimeout(ctx, 45*time.Second)
-	tb := &tab{e: e, ctx: ctx}
+	e.tabs++
+	tb := &tab{e: e, ctx: ctx, n: e.tabs}
 	t.Cleanup(func() {
 		if t.Failed() {
 			tb.screenshot()
@@ -180,7 +184,7 @@ func (tb *tab) screenshot() {
 		t.Logf("no screenshot: %v", err)
 		return
 	}
-	name := filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())+".png")
+	name := filepath.Join(dir, fmt.Sprintf("%s-%d.png", strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()), tb.n))
 	if err := os.WriteFile(name, png, 0o644); err != nil {
 		t.Logf("no screenshot: %v", err)
 		return
@@ -255,6 +259,15 @@ func (tb *tab) waitText(sel, want string) {
 	if _, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
 		got, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q)||{}).innerText||""`, sel)))
 		tb.e.t.Fatalf("waiting for %q in %s: %v; it shows %q\nlog tail:\n%s", want, sel, err, got, logTail(tb.e.f))
+	}
+}
+
+// waitLoaded waits until the page at a URL holding query has loaded.
+func (tb *tab) waitLoaded(query string) {
+	tb.e.t.Helper()
+	js := fmt.Sprintf(`location.search.includes(%q) && document.readyState === "complete"`, query)
+	if _, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
+		tb.e.t.Fatalf("waiting for the page with %s: %v", query, err)
 	}
 }
 

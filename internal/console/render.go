@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -156,20 +157,23 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05")
 	},
-	"ms": func(d time.Duration) string {
-		switch {
-		case d <= 0:
-			return ""
-		case d < time.Second:
-			return fmt.Sprintf("%d ms", d.Milliseconds())
-		default:
-			return fmt.Sprintf("%.1f s", d.Seconds())
-		}
-	},
+	"ms": took,
 	"short": shortID,
 	"active": func(path, prefix string) bool {
 		return path == prefix || strings.HasPrefix(path, prefix+"/")
 	},
+}
+
+// took is a duration as the pages show it; "" for none.
+func took(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return ""
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + " ms"
+	default:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
 }
 
 // mustParse parses each page with the layout and the partials.
