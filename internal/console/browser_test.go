@@ -9,8 +9,10 @@ import (
 
 	"github.com/t3agent/t3agent/internal/agent"
 	"github.com/t3agent/t3agent/internal/chat/chattest"
+	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/llm"
 	"github.com/t3agent/t3agent/internal/llm/llmtest"
+	"github.com/t3agent/t3agent/internal/tool"
 )
 
 // The browser tests drive a real Chromium against a real t3agent server
@@ -269,5 +271,44 @@ func TestBrowserInboxAndRuns(t *testing.T) {
 	admin.do("the admin's run", chromedp.Navigate(e.url+"/runs/"+res.RunID), visible("#run-status"))
 	if got := admin.text("#run-status"); got != "Completed" {
 		t.Errorf("the admin's run status: %q", got)
+	}
+}
+
+// TestBrowserTools: an admin switches a tool off on the tools page and the
+// gate denies it from then on; an editor has no Tools link and is
+// refused the page.
+func TestBrowserTools(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{})
+	admin := e.open()
+	admin.login("admin")
+	if got := admin.text("nav"); !strings.Contains(got, "Tools") {
+		t.Errorf("the admin's navigation lacks Tools: %q", got)
+	}
+	row := "#tool-" + chattest.ReadTool
+	admin.do("the tools page", chromedp.Navigate(e.url+"/tools"), visible(row))
+	if got := admin.text(row); !strings.Contains(got, "allowed") || !strings.Contains(got, "Switch off") {
+		t.Errorf("the read tool's row: %q", got)
+	}
+	admin.do("switch it off", chromedp.Click(chromedp.CSS(row+" button")))
+	admin.waitText(row, "Switch on")
+	decisions, err := e.f.Gate.Explain(context.Background(), gate.ExplainParams{Actor: e.f.Users["editor"], Config: gate.Config{Name: "t", TrustZone: tool.ZoneLocal}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range decisions {
+		if d.Tool == chattest.ReadTool && (d.Allowed || d.Reason != gate.ReasonToolDisabled) {
+			t.Errorf("after switching it off the gate decides %+v", d)
+		}
+	}
+
+	editor := e.open()
+	editor.login("editor")
+	if got := editor.text("nav"); strings.Contains(got, "Tools") {
+		t.Errorf("the editor's navigation offers Tools: %q", got)
+	}
+	editor.do("the tools page as an editor", chromedp.Navigate(e.url+"/tools"), visible("#error-message"))
+	if got := editor.text("#error-message"); got != "Only administrators may open this page." {
+		t.Errorf("the editor is told %q", got)
 	}
 }

@@ -76,8 +76,9 @@ func (c *Console) cardOf(ctx context.Context, it agent.InboxItem, action string,
 	}
 	for i, call := range it.Calls {
 		v := callView{Tool: call.Name, Arguments: prettyJSON(call.Arguments)}
-		if c.p.Tools != nil {
-			if sp, ok := c.p.Tools(ctx, call.Name); ok {
+		if c.p.Gate != nil {
+			if e, ok := c.p.Gate.Registry().Get(ctx, call.Name); ok {
+				sp := e.Spec
 				v.Known, v.Group, v.DataClass, v.Effect, v.Remote = true, sp.Group, sp.DataClass, sp.Effect, sp.Remote
 			}
 		}

@@ -26,8 +26,8 @@ import (
 
 	"github.com/t3agent/t3agent/internal/agent"
 	"github.com/t3agent/t3agent/internal/chat"
+	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/store"
-	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
 )
 
@@ -102,9 +102,9 @@ type Params struct {
 	Version  string
 	// Now is the clock of "today" on the dashboard; nil means time.Now.
 	Now func() time.Time
-	// Tools looks a registered tool's declaration up, for what the
-	// approval card says about a call; nil leaves that out.
-	Tools func(ctx context.Context, name string) (tool.Spec, bool)
+	// Gate serves the tools page and what the approval card says about
+	// a call's tool; nil shows neither.
+	Gate *gate.Gate
 	// StreamPath is the event stream of a conversation, with %d for its
 	// id (the API's stream); "" polls only.
 	StreamPath string
@@ -174,6 +174,8 @@ func (c *Console) Register(handle Handle) {
 	handle("GET /runs", c.page(c.runsList, true))
 	handle("GET /runs/{id}", c.page(c.runShow, true))
 	handle("POST /runs/{id}/cancel", c.page(c.runCancel, true))
+	handle("GET /tools", c.page(c.admin(c.toolsList), true))
+	handle("POST /tools/{name}", c.page(c.admin(c.toolToggle), true))
 }
 
 // req is one page request: who asks, in which language.

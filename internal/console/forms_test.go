@@ -11,7 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/t3agent/t3agent/internal/chat"
+	"github.com/t3agent/t3agent/internal/chat/chattest"
 	"github.com/t3agent/t3agent/internal/console"
+	"github.com/t3agent/t3agent/internal/web"
 )
 
 // page is one answer to a request without JavaScript.
@@ -152,4 +155,63 @@ func TestAssetsSize(t *testing.T) {
 		t.Errorf("the assets are %d bytes gzipped, over 150 KB", total)
 	}
 	t.Logf("assets: %d bytes gzipped", total)
+}
+
+// TestLoginRateLimited: after the allowed failures the login says how
+// long to wait, and a right password waits too.
+func TestLoginRateLimited(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{api: func(a *web.API) { a.LoginFailures = 2 }})
+	c := httpClient(t)
+	for range 2 {
+		if got := fetch(t, c, "POST", e.url+"/login", url.Values{"username": {"editor"}, "password": {"wrong"}}); got.code != http.StatusUnauthorized {
+			t.Fatalf("a wrong password: %d", got.code)
+		}
+	}
+	got := fetch(t, c, "POST", e.url+"/login", url.Values{"username": {"editor"}, "password": {e.f.Demo.Password(t, "editor")}})
+	if got.code != http.StatusTooManyRequests || got.header.Get("Retry-After") == "" {
+		t.Fatalf("the third attempt: %d, Retry-After %q", got.code, got.header.Get("Retry-After"))
+	}
+	if !regexp.MustCompile(`Too many failed logins\. Wait \d+ seconds, then try again\.`).MatchString(got.body) {
+		t.Errorf("the wait is not said: %s", got.body)
+	}
+}
+
+// TestNoProvider: without a chat task the dashboard and the chat say so
+// plainly, with the commands that fix it.
+func TestNoProvider(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{chat: &chattest.Options{Settings: &chat.Settings{}}})
+	c := httpClient(t)
+	if got := fetch(t, c, "POST", e.url+"/login", url.Values{"username": {"editor"}, "password": {e.f.Demo.Password(t, "editor")}}); got.code != http.StatusSeeOther {
+		t.Fatalf("login: %d", got.code)
+	}
+	for _, path := range []string{"/", "/chat"} {
+		got := fetch(t, c, "GET", e.url+path, nil)
+		if got.code != 200 || !strings.Contains(got.body, `id="no-provider"`) || !strings.Contains(got.body, "t3agent apply -f agents.yaml") {
+			t.Errorf("%s does not say that no provider is configured: %d", path, got.code)
+		}
+	}
+}
+
+// TestAdminPagesRefused: every admin page answers 403 to an editor.
+func TestAdminPagesRefused(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{})
+	c := httpClient(t)
+	if got := fetch(t, c, "POST", e.url+"/login", url.Values{"username": {"editor"}, "password": {e.f.Demo.Password(t, "editor")}}); got.code != http.StatusSeeOther {
+		t.Fatalf("login: %d", got.code)
+	}
+	token := csrfInput.FindStringSubmatch(fetch(t, c, "GET", e.url+"/", nil).body)[1]
+	for _, tc := range []struct {
+		method, path string
+		form         url.Values
+	}{
+		{"GET", "/tools", nil},
+		{"POST", "/tools/" + chattest.ReadTool, url.Values{"csrf": {token}, "enabled": {"false"}}},
+	} {
+		if got := fetch(t, c, tc.method, e.url+tc.path, tc.form); got.code != http.StatusForbidden {
+			t.Errorf("%s %s as an editor: %d, want 403", tc.method, tc.path, got.code)
+		}
+	}
 }

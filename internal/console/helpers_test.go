@@ -103,6 +103,8 @@ type env struct {
 type options struct {
 	rounds []llmtest.Round
 	chat   *chattest.Options
+	// api changes the API before the server is built.
+	api func(*web.API)
 }
 
 func setup(t *testing.T, o options) *env {
@@ -119,6 +121,9 @@ func setup(t *testing.T, o options) *env {
 		// The streams re-read often, so a test never waits on the
 		// default poll when a change comes from the worker.
 		StreamPoll: 50 * time.Millisecond,
+	}
+	if o.api != nil {
+		o.api(api)
 	}
 	srv := web.New(web.Params{Logger: f.Logger, SiteName: "Nordlicht Pumps", Version: "test", API: api, Console: true})
 	ts := httptest.NewServer(srv)
@@ -256,9 +261,22 @@ func (tb *tab) loginWith(user, password string) {
 func (tb *tab) waitText(sel, want string) {
 	tb.e.t.Helper()
 	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.innerText.includes(%q); })()`, sel, want)
-	if _, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
+	if err := tb.poll(js); err != nil {
 		got, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q)||{}).innerText||""`, sel)))
 		tb.e.t.Fatalf("waiting for %q in %s: %v; it shows %q\nlog tail:\n%s", want, sel, err, got, logTail(tb.e.f))
+	}
+}
+
+// poll waits until the expression is true in the page; a navigation
+// meanwhile (a form posted, a redirect: the browser then answers that the
+// page or its context is gone) starts the wait again on the new page,
+// until the tab's deadline.
+func (tb *tab) poll(js string) error {
+	for {
+		_, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(20*time.Millisecond)))
+		if err == nil || tb.ctx.Err() != nil {
+			return err
+		}
 	}
 }
 
@@ -266,7 +284,7 @@ func (tb *tab) waitText(sel, want string) {
 func (tb *tab) waitLoaded(query string) {
 	tb.e.t.Helper()
 	js := fmt.Sprintf(`location.search.includes(%q) && document.readyState === "complete"`, query)
-	if _, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
+	if err := tb.poll(js); err != nil {
 		tb.e.t.Fatalf("waiting for the page with %s: %v", query, err)
 	}
 }

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/t3agent/t3agent/internal/console"
 	"github.com/t3agent/t3agent/internal/store"
-	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
 )
 
@@ -20,11 +18,7 @@ func (s *Server) mountConsole() {
 	p := console.Params{
 		Auth: consoleAuth{s}, Runtime: a.Runtime, Runs: a.Runs, Logger: s.p.Logger,
 		SiteName: s.p.SiteName, Version: s.p.Version, Now: a.Now,
-		StreamPath: apiPrefix + "/chat/conversations/%d/stream",
-		Tools: func(ctx context.Context, name string) (tool.Spec, bool) {
-			e, ok := a.Gate.Registry().Get(ctx, name)
-			return e.Spec, ok
-		},
+		StreamPath: apiPrefix + "/chat/conversations/%d/stream", Gate: a.Gate,
 	}
 	if a.Chat != nil {
 		p.Chat = a.Chat
