@@ -157,7 +157,7 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05")
 	},
-	"ms": took,
+	"ms":    took,
 	"short": shortID,
 	"active": func(path, prefix string) bool {
 		return path == prefix || strings.HasPrefix(path, prefix+"/")
