@@ -3,6 +3,7 @@ package console_test
 import (
 	"bytes"
 	"compress/gzip"
+	"database/sql"
 	"io"
 	"io/fs"
 	"net/http"
@@ -213,5 +214,37 @@ func TestAdminPagesRefused(t *testing.T) {
 		if got := fetch(t, c, tc.method, e.url+tc.path, tc.form); got.code != http.StatusForbidden {
 			t.Errorf("%s %s as an editor: %d, want 403", tc.method, tc.path, got.code)
 		}
+	}
+}
+
+// TestUserLanguage: a backend user whose TYPO3 language is German gets
+// the German console whatever the browser asks for, until switching.
+func TestUserLanguage(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{})
+	site, err := sql.Open("sqlite", strings.TrimPrefix(e.f.Demo.DSN, "sqlite:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer site.Close()
+	if _, err := site.Exec(`UPDATE be_users SET lang = 'de' WHERE username = 'editor'`); err != nil {
+		t.Fatal(err)
+	}
+	c := httpClient(t)
+	en := []string{"Accept-Language", "en-US,en;q=0.9"}
+	if got := fetch(t, c, "GET", e.url+"/login", nil, en...); !strings.Contains(got.body, "Log in to t3agent") {
+		t.Errorf("the login page for an English browser is not English")
+	}
+	if got := fetch(t, c, "POST", e.url+"/login", url.Values{"username": {"editor"}, "password": {e.f.Demo.Password(t, "editor")}}, en...); got.code != http.StatusSeeOther {
+		t.Fatalf("login: %d", got.code)
+	}
+	if got := fetch(t, c, "GET", e.url+"/", nil, en...); !strings.Contains(got.body, "<h1>Übersicht</h1>") {
+		t.Errorf("the dashboard of a German backend user is not German")
+	}
+	if got := fetch(t, c, "GET", e.url+"/?lang=en", nil, en...); !strings.Contains(got.body, "<h1>Dashboard</h1>") {
+		t.Errorf("switching to English does not hold")
+	}
+	if got := fetch(t, c, "GET", e.url+"/", nil, en...); !strings.Contains(got.body, "<h1>Dashboard</h1>") {
+		t.Errorf("the switch is not kept")
 	}
 }

@@ -49,8 +49,10 @@ func mustLoadTexts() map[string]map[string]string {
 const LangCookie = "t3agent_lang"
 
 // pickLang: ?lang= switches (and is kept in a cookie), else the cookie,
-// else Accept-Language, else English.
-func (c *Console) pickLang(w http.ResponseWriter, r *http.Request, _ *Session) string {
+// else the backend user's TYPO3 language (be_users.lang, when it is one
+// the console speaks; "default" is TYPO3's and leaves the choice to the
+// browser), else Accept-Language, else English.
+func (c *Console) pickLang(w http.ResponseWriter, r *http.Request, sess *Session) string {
 	if l := strings.ToLower(r.URL.Query().Get("lang")); known(l) {
 		http.SetCookie(w, &http.Cookie{Name: LangCookie, Value: l, Path: "/", MaxAge: 365 * 24 * 3600,
 			HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
@@ -58,6 +60,11 @@ func (c *Console) pickLang(w http.ResponseWriter, r *http.Request, _ *Session) s
 	}
 	if ck, err := r.Cookie(LangCookie); err == nil && known(ck.Value) {
 		return ck.Value
+	}
+	if sess != nil {
+		if l := strings.ToLower(sess.User.Lang); l != "default" && known(l) {
+			return l
+		}
 	}
 	tags, _, err := language.ParseAcceptLanguage(r.Header.Get("Accept-Language"))
 	if err != nil || len(tags) == 0 {
