@@ -36,6 +36,7 @@ func TestBrowserLogin(t *testing.T) {
 		if got := tb.text("h1"); got != "Dashboard" {
 			t.Errorf("%s: the start page after login is %q, want the dashboard", tc.user, got)
 		}
+		tb.accessible("the dashboard of " + tc.user)
 		if got := tb.text("nav"); !strings.Contains(got, "Chat") || !strings.Contains(got, "Inbox") || !strings.Contains(got, "Runs") {
 			t.Errorf("%s: the navigation is %q", tc.user, got)
 		}
@@ -56,6 +57,7 @@ func TestBrowserLogin(t *testing.T) {
 		if got := tb.text("#login-error"); got != refused {
 			t.Errorf("%s: the login says %q, want %q", tc.name, got, refused)
 		}
+		tb.accessible("the login after " + tc.name)
 		// The username stays in the form; the password does not.
 		if v, _ := chromedp.Run(tb.ctx, chromedp.Value(chromedp.CSS("#username"))); v != tc.user {
 			t.Errorf("%s: the username field holds %q", tc.name, v)
@@ -108,6 +110,7 @@ func startApproval(t *testing.T, e *env) *tab {
 		t.Fatalf("the write ran before anyone approved it: %d calls", n)
 	}
 	tb.snap("approval-card")
+	tb.accessible("the chat with the approval card")
 	return tb
 }
 
@@ -174,6 +177,7 @@ func TestBrowserInput(t *testing.T) {
 	if got := tb.text("#field-choice-err"); got != "This field is required." {
 		t.Errorf("the empty answer says %q", got)
 	}
+	tb.accessible("the typed-input form with an error")
 	tb.do("answer b", chromedp.SetValue(chromedp.CSS("#field-choice"), "b"), chromedp.Click(chromedp.CSS("#input-submit")))
 	tb.waitText("#messages", answer)
 	if body := string(e.f.LLM.Request(1).Body); !strings.Contains(body, "variant b chosen") {
@@ -191,6 +195,7 @@ func TestBrowserGerman(t *testing.T) {
 	if got := tb.text("h1"); got != "Bei t3agent anmelden" {
 		t.Errorf("the German login heading is %q", got)
 	}
+	tb.accessible("the German login")
 	tb.loginWith("editor", "wrong")
 	tb.do("the German refusal", visible("#login-error"))
 	if got := tb.text("#login-error"); got != "Benutzername oder Passwort ist falsch, oder das Konto ist deaktiviert." {
@@ -200,10 +205,16 @@ func TestBrowserGerman(t *testing.T) {
 	if got := tb.text("nav"); !strings.Contains(got, "Eingang") || !strings.Contains(got, "Läufe") {
 		t.Errorf("the German navigation is %q", got)
 	}
+	tb.accessible("the German dashboard")
 	tb.do("the German chat", chromedp.Navigate(e.url+"/chat"), visible("#new-conversation"))
 	if got := tb.text("#new-conversation"); got != "Neue Unterhaltung" {
 		t.Errorf("the German chat button is %q", got)
 	}
+	tb.accessible("the German chat")
+	tb.do("the German runs", chromedp.Navigate(e.url+"/runs"), visible("h1"))
+	tb.accessible("the German runs list")
+	tb.do("the German inbox", chromedp.Navigate(e.url+"/inbox"), visible("#inbox-empty"))
+	tb.accessible("the German inbox")
 	tb.do("back to English", chromedp.Navigate(e.url+"/chat?lang=en"), visible("#new-conversation"))
 	if got := tb.text("#new-conversation"); got != "New conversation" {
 		t.Errorf("the English chat button is %q", got)
@@ -236,6 +247,7 @@ func TestBrowserInboxAndRuns(t *testing.T) {
 		t.Errorf("the inbox card: %q", got)
 	}
 	tb.snap("inbox")
+	tb.accessible("the inbox")
 	tb.do("approve in the inbox", chromedp.Click(chromedp.CSS("#inbox #approve")), visible("#run-status"))
 	tb.waitText("#run-status", "Completed")
 	timeline := tb.text("#timeline")
@@ -245,6 +257,7 @@ func TestBrowserInboxAndRuns(t *testing.T) {
 		}
 	}
 	tb.snap("run-timeline")
+	tb.accessible("the run timeline")
 	if n := e.f.WriteCalls(); n != 1 {
 		t.Errorf("the MCP server saw %d write calls, want exactly 1", n)
 	}
@@ -255,7 +268,9 @@ func TestBrowserInboxAndRuns(t *testing.T) {
 	if n, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[int](`document.querySelectorAll("#owner").length`)); n != 0 {
 		t.Error("the editor's runs list offers the owner filter")
 	}
+	tb.accessible("the editor's runs list")
 	tb.do("the admin's run", chromedp.Navigate(e.url+"/runs/"+res.RunID), visible("#error-message"))
+	tb.accessible("the error page")
 
 	admin := e.open()
 	admin.login("admin")
@@ -263,6 +278,7 @@ func TestBrowserInboxAndRuns(t *testing.T) {
 	if got := admin.text("#runs"); !strings.Contains(got, res.RunID) || !strings.Contains(got, "editor") {
 		t.Errorf("the admin's runs list: %q", got)
 	}
+	admin.accessible("the admin's runs list")
 	admin.do("filter by owner", chromedp.SendKeys(chromedp.CSS("#owner"), "editor"), chromedp.Submit(chromedp.CSS("#owner")))
 	admin.waitLoaded("owner=editor")
 	if got := admin.text("#runs"); strings.Contains(got, res.RunID) {
@@ -290,6 +306,7 @@ func TestBrowserTools(t *testing.T) {
 	if got := admin.text(row); !strings.Contains(got, "allowed") || !strings.Contains(got, "Switch off") {
 		t.Errorf("the read tool's row: %q", got)
 	}
+	admin.accessible("the tools page")
 	admin.do("switch it off", chromedp.Click(chromedp.CSS(row+" button")))
 	admin.waitText(row, "Switch on")
 	decisions, err := e.f.Gate.Explain(context.Background(), gate.ExplainParams{Actor: e.f.Users["editor"], Config: gate.Config{Name: "t", TrustZone: tool.ZoneLocal}})

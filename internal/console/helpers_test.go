@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -312,4 +314,65 @@ func httpClient(t *testing.T) *http.Client {
 	}}
 	t.Cleanup(c.CloseIdleConnections)
 	return c
+}
+
+// axeScript is axe-core (npm, pinned in .ci/run), read once.
+var axeScript = sync.OnceValues(func() (string, error) {
+	path := os.Getenv("T3AGENT_TEST_AXE")
+	if path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	return string(b), err
+})
+
+// axeViolation is one rule axe-core found broken on a page.
+type axeViolation struct {
+	ID     string `json:"id"`
+	Impact string `json:"impact"`
+	Help   string `json:"help"`
+	Nodes  []struct {
+		Target []string `json:"target"`
+	} `json:"nodes"`
+}
+
+// accessible runs axe-core (WCAG 2 A and AA rules) on the current page and
+// fails the test on every serious or critical violation. Without
+// $T3AGENT_TEST_AXE it does nothing outside CI and fails on CI.
+func (tb *tab) accessible(page string) {
+	t := tb.e.t
+	t.Helper()
+	script, err := axeScript()
+	if err != nil {
+		t.Fatalf("axe-core: %v", err)
+	}
+	if script == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("T3AGENT_TEST_AXE is not set: .ci/run installs axe-core")
+		}
+		return
+	}
+	if _, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](script+";true")); err != nil {
+		t.Fatalf("inject axe-core on %s: %v", page, err)
+	}
+	raw, err := chromedp.Run(tb.ctx, chromedp.Evaluate[string](
+		`axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}, resultTypes: ["violations"]})
+		 .then(r => JSON.stringify(r.violations))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("axe-core on %s: %v", page, err)
+	}
+	var vs []axeViolation
+	if err := json.Unmarshal([]byte(raw), &vs); err != nil {
+		t.Fatalf("axe-core on %s: %v", page, err)
+	}
+	for _, v := range vs {
+		if v.Impact != "serious" && v.Impact != "critical" {
+			continue
+		}
+		var where []string
+		for _, n := range v.Nodes {
+			where = append(where, strings.Join(n.Target, " "))
+		}
+		t.Errorf("%s: accessibility (%s) %s: %s at %s", page, v.Impact, v.ID, v.Help, strings.Join(where, ", "))
+	}
 }
