@@ -329,3 +329,62 @@ func TestBrowserTools(t *testing.T) {
 		t.Errorf("the editor is told %q", got)
 	}
 }
+
+// TestBrowserFourEyes: under require_second_approver the editor who
+// started the run is refused approving it from the inbox, with the
+// sentence why; the admin approves it from the admin's inbox, which says
+// who requested it, and the write happens once.
+func TestBrowserFourEyes(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{rounds: approvalRounds("The note is published."), chat: &chattest.Options{ConfigYAML: "require_second_approver: true"}})
+	editor := startApproval(t, e)
+	editor.do("the editor's inbox", chromedp.Navigate(e.url+"/inbox"), visible("#inbox #approve"))
+	editor.do("approve one's own run", chromedp.Click(chromedp.CSS("#inbox #approve")), visible("#error-message"))
+	if got := editor.text("#error-message"); got != "This configuration requires a second person to approve; you started the run." {
+		t.Errorf("the editor's own approval is refused with %q", got)
+	}
+	if n := e.f.WriteCalls(); n != 0 {
+		t.Fatalf("the initiator's approval wrote: %d calls", n)
+	}
+
+	admin := e.open()
+	admin.login("admin")
+	admin.do("the admin's inbox", chromedp.Navigate(e.url+"/inbox"), visible("#inbox #approve"))
+	if got := admin.text("#inbox"); !strings.Contains(got, "Requested by editor.") {
+		t.Errorf("the admin's inbox does not say who requested: %q", got)
+	}
+	admin.do("approve as the second person", chromedp.Click(chromedp.CSS("#inbox #approve")), visible("#run-status"))
+	admin.waitText("#run-status", "Completed")
+	if n := e.f.WriteCalls(); n != 1 {
+		t.Errorf("the MCP server saw %d write calls, want exactly 1", n)
+	}
+	if got := admin.text("#timeline"); !strings.Contains(got, "approved by admin") {
+		t.Errorf("the timeline does not say who approved: %q", got)
+	}
+}
+
+// TestBrowserRetry: a turn the provider fails shows the failure as a
+// sentence with Retry; Retry runs the turn again and the answer arrives.
+func TestBrowserRetry(t *testing.T) {
+	t.Parallel()
+	const answer = "Here is the answer after all."
+	e := setup(t, options{rounds: []llmtest.Round{{Status: 400, Message: "bad request from the scripted provider"}, llmtest.Text(answer)}})
+	tb := e.open()
+	tb.login("editor")
+	tb.do("ask",
+		chromedp.Navigate(e.url+"/chat"),
+		chromedp.Click(chromedp.CSS("#new-conversation")),
+		visible("#send-form"),
+		chromedp.SendKeys(chromedp.CSS("#content"), "What is on the start page?"),
+		chromedp.Click(chromedp.CSS("#send")),
+	)
+	tb.waitText("#conv-status", "The last turn did not complete")
+	tb.do("the failure", visible("#conv-error"), visible("#retry"))
+	if got := tb.text("#conv-error"); got == "" {
+		t.Error("the failure has no sentence")
+	}
+	tb.accessible("the failed conversation")
+	tb.do("retry", chromedp.Click(chromedp.CSS("#retry")))
+	tb.waitText("#messages", answer)
+	tb.waitText("#conv-status", "Ready")
+}
