@@ -388,3 +388,23 @@ func TestBrowserRetry(t *testing.T) {
 	tb.waitText("#messages", answer)
 	tb.waitText("#conv-status", "Ready")
 }
+
+// TestBrowserCancel: a waiting run is cancelled from its timeline; the
+// write never happens.
+func TestBrowserCancel(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{rounds: approvalRounds("unused"), chat: &chattest.Options{AllowUnused: true}})
+	tb := startApproval(t, e)
+	tb.do("the run's timeline", chromedp.Click(chromedp.CSS("#conv-status a")), visible("#cancel-run"))
+	if got := tb.text("#run-status"); got != "Waiting for approval" {
+		t.Errorf("the waiting run's status: %q", got)
+	}
+	tb.do("cancel", chromedp.Click(chromedp.CSS("#cancel-run")))
+	tb.waitText("#run-status", "Cancelled")
+	if n, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[int](`document.querySelectorAll("#cancel-run, #approve").length`)); n != 0 {
+		t.Error("a cancelled run still offers cancel or approve")
+	}
+	if n := e.f.WriteCalls(); n != 0 {
+		t.Errorf("a cancelled run wrote: %d calls", n)
+	}
+}
