@@ -80,13 +80,7 @@ func approvalRounds(answer string) []llmtest.Round {
 func startApproval(t *testing.T, e *env) *tab {
 	tb := e.open()
 	tb.login("editor")
-	tb.do("start a conversation",
-		chromedp.Navigate(e.url+"/chat"),
-		chromedp.Click(chromedp.CSS("#new-conversation")),
-		visible("#send-form"),
-		chromedp.SendKeys(chromedp.CSS("#content"), "Publish a note saying hello"),
-		chromedp.Click(chromedp.CSS("#send")),
-	)
+	tb.startChat("Publish a note saying hello")
 	// The card arrives over the stream, without a reload.
 	tb.waitText("#conv", "Approve this change?")
 	if got := tb.text("#messages"); !strings.Contains(got, "Publish a note saying hello") || !strings.Contains(got, "I will publish the note for you.") {
@@ -162,13 +156,7 @@ func TestBrowserInput(t *testing.T) {
 	}})
 	tb := e.open()
 	tb.login("editor")
-	tb.do("ask",
-		chromedp.Navigate(e.url+"/chat"),
-		chromedp.Click(chromedp.CSS("#new-conversation")),
-		visible("#send-form"),
-		chromedp.SendKeys(chromedp.CSS("#content"), "Pick a variant"),
-		chromedp.Click(chromedp.CSS("#send")),
-	)
+	tb.startChat("Pick a variant")
 	tb.waitText("#conv", "The assistant asks you")
 	if got := tb.text("#messages"); !strings.Contains(got, "Which variant should I use?") {
 		t.Errorf("the question is not in the conversation: %q", got)
@@ -371,13 +359,7 @@ func TestBrowserRetry(t *testing.T) {
 	e := setup(t, options{rounds: []llmtest.Round{{Status: 400, Message: "bad request from the scripted provider"}, llmtest.Text(answer)}})
 	tb := e.open()
 	tb.login("editor")
-	tb.do("ask",
-		chromedp.Navigate(e.url+"/chat"),
-		chromedp.Click(chromedp.CSS("#new-conversation")),
-		visible("#send-form"),
-		chromedp.SendKeys(chromedp.CSS("#content"), "What is on the start page?"),
-		chromedp.Click(chromedp.CSS("#send")),
-	)
+	tb.startChat("What is on the start page?")
 	tb.waitText("#conv-status", "The last turn did not complete")
 	tb.do("the failure", visible("#conv-error"), visible("#retry"))
 	if got := tb.text("#conv-error"); got == "" {

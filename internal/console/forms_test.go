@@ -3,7 +3,10 @@ package console_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"database/sql"
+	"fmt"
+	"html"
 	"io"
 	"io/fs"
 	"net/http"
@@ -11,10 +14,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/t3agent/t3agent/internal/chat"
 	"github.com/t3agent/t3agent/internal/chat/chattest"
 	"github.com/t3agent/t3agent/internal/console"
+	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/web"
 )
 
@@ -246,5 +251,61 @@ func TestUserLanguage(t *testing.T) {
 	}
 	if got := fetch(t, c, "GET", e.url+"/", nil, en...); !strings.Contains(got.body, "<h1>Dashboard</h1>") {
 		t.Errorf("the switch is not kept")
+	}
+}
+
+// TestRunsFilters: the configuration and source filters read past the
+// store's page until the list's page is full, and page on from its last
+// run.
+func TestRunsFilters(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{})
+	ctx := context.Background()
+	editor := e.f.Users["editor"]
+	// 1,200 runs from the command line, then 60 from the chat: the chat's
+	// runs are the newest, the CLI's lie beyond the store's first page.
+	for i := range 1260 {
+		src := "cli"
+		if i >= 1200 {
+			src = "chat"
+		}
+		if _, err := e.f.Store.CreateRun(ctx, store.CreateRunParams{ID: benchRunID(i), OwnerUsername: editor.Username, OwnerUID: editor.UID,
+			Configuration: chattest.Configuration, CallerSource: src, CallerOperation: "run", LeaseOwner: "t", Lease: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := httpClient(t)
+	if got := fetch(t, c, "POST", e.url+"/login", url.Values{"username": {"editor"}, "password": {e.f.Demo.Password(t, "editor")}}); got.code != http.StatusSeeOther {
+		t.Fatalf("login: %d", got.code)
+	}
+	rows := regexp.MustCompile(`<tr><td><a href="/runs/([^"]+)">`)
+	count := func(body, src string) (n int) {
+		for _, m := range rows.FindAllStringSubmatch(body, -1) {
+			n++
+			var i int
+			fmt.Sscanf(m[1][len(m[1])-12:], "%d", &i)
+			if (i >= 1200) != (src == "chat") {
+				t.Errorf("the %s filter lists run %d", src, i)
+			}
+		}
+		return n
+	}
+	first := fetch(t, c, "GET", e.url+"/runs?source=cli", nil)
+	if n := count(first.body, "cli"); n != 50 {
+		t.Errorf("the first page of the cli runs has %d rows, want 50", n)
+	}
+	next := regexp.MustCompile(`href="/runs(\?[^"]+)" rel="next"`).FindStringSubmatch(first.body)
+	if next == nil {
+		t.Fatal("no next page")
+	}
+	second := fetch(t, c, "GET", e.url+"/runs"+html.UnescapeString(next[1]), nil)
+	if n := count(second.body, "cli"); n != 50 {
+		t.Errorf("the second page of the cli runs has %d rows, want 50", n)
+	}
+	if n := count(fetch(t, c, "GET", e.url+"/runs?source=chat&configuration="+chattest.Configuration, nil).body, "chat"); n != 50 {
+		t.Errorf("the chat runs: %d rows, want 50", n)
+	}
+	if n := count(fetch(t, c, "GET", e.url+"/runs?configuration=nope", nil).body, ""); n != 0 {
+		t.Errorf("an unknown configuration lists %d runs", n)
 	}
 }

@@ -257,6 +257,18 @@ func (tb *tab) loginWith(user, password string) {
 	)
 }
 
+// startChat starts a conversation in the chat and sends the prompt.
+func (tb *tab) startChat(prompt string) {
+	tb.e.t.Helper()
+	tb.do("start a conversation",
+		chromedp.Navigate(tb.e.url+"/chat"),
+		chromedp.Click(chromedp.CSS("#new-conversation")),
+		visible("#send-form"),
+		chromedp.SendKeys(chromedp.CSS("#content"), prompt),
+		chromedp.Click(chromedp.CSS("#send")),
+	)
+}
+
 // waitText waits until the element sel shows text containing want: the
 // page changes by itself (the stream), so the condition is polled in the
 // browser, never slept on.

@@ -73,28 +73,38 @@ func (c *Console) inboxInput(q *req) error {
 
 type runsView struct {
 	Runs []store.Run
-	// Status and Owner are the filters; Owners only for admins.
-	Status   string
-	Owner    string
-	Statuses []store.RunStatus
-	Admin    bool
+	// Status, Owner (admins only), Configuration and Source are the
+	// filters.
+	Status        string
+	Owner         string
+	Configuration string
+	Source        string
+	Statuses      []store.RunStatus
+	Admin         bool
 	// Next pages on (the last run's id), "" at the end.
 	Next string
 }
 
-// runsPage is the list's page size.
-const runsPage = 50
+// runsPage is the list's page size; runsScan bounds the runs read to
+// fill a page when the configuration or source filter is set (the store
+// filters by owner and status only).
+const (
+	runsPage = 50
+	runsScan = 20 * store.MaxRunLimit
+)
 
 // runsList lists runs newest first: every owner's for an admin, a
-// person's own otherwise, filtered by status and (admins) owner.
+// person's own otherwise, filtered by status, owner (admins),
+// configuration and source.
 func (c *Console) runsList(q *req) error {
 	qs := q.r.URL.Query()
-	v := runsView{Status: qs.Get("status"), Owner: qs.Get("owner"), Statuses: runStatuses, Admin: q.isAdmin()}
+	v := runsView{Status: qs.Get("status"), Owner: qs.Get("owner"), Configuration: qs.Get("configuration"), Source: qs.Get("source"),
+		Statuses: runStatuses, Admin: q.isAdmin()}
 	p := store.ListRunsParams{Status: store.RunStatus(v.Status), Before: qs.Get("before"), Limit: runsPage}
 	if p.Status != "" && !p.Status.Valid() {
 		return &pageError{http.StatusBadRequest, "error.runStatus"}
 	}
-	if len(p.Before) > 128 {
+	if len(p.Before) > 128 || len(v.Owner) > 255 || len(v.Configuration) > 255 || len(v.Source) > 64 {
 		return &pageError{http.StatusBadRequest, "error.form"}
 	}
 	if q.isAdmin() {
@@ -102,19 +112,42 @@ func (c *Console) runsList(q *req) error {
 	} else {
 		p.OwnerUsername, v.Owner = q.user().Username, ""
 	}
-	rows, err := c.p.Runs.Runs(q.r.Context(), p)
-	if err != nil {
-		return err
+	narrowed := v.Configuration != "" || v.Source != ""
+	if narrowed {
+		p.Limit = store.MaxRunLimit
 	}
-	for _, r := range rows {
-		// A username reused by a later account does not inherit runs.
-		if !q.isAdmin() && r.OwnerUID != q.user().UID {
-			continue
+	for scanned := 0; ; {
+		rows, err := c.p.Runs.Runs(q.r.Context(), p)
+		if err != nil {
+			return err
 		}
-		v.Runs = append(v.Runs, r)
-	}
-	if len(rows) == p.Limit {
-		v.Next = rows[len(rows)-1].ID
+		scanned += len(rows)
+		for _, r := range rows {
+			switch {
+			// A username reused by a later account does not inherit runs.
+			case !q.isAdmin() && r.OwnerUID != q.user().UID:
+			case v.Configuration != "" && r.Configuration != v.Configuration:
+			case v.Source != "" && r.CallerSource != v.Source:
+			default:
+				v.Runs = append(v.Runs, r)
+			}
+			if len(v.Runs) == runsPage {
+				break
+			}
+		}
+		if len(v.Runs) == runsPage {
+			v.Next = v.Runs[runsPage-1].ID
+			break
+		}
+		if len(rows) < p.Limit {
+			break
+		}
+		p.Before = rows[len(rows)-1].ID
+		if !narrowed || scanned >= runsScan {
+			// The page is short; the next one goes on from here.
+			v.Next = p.Before
+			break
+		}
 	}
 	c.render(q, http.StatusOK, "runs.html", &pageData{Title: q.t("runs.title"), Data: &v})
 	return nil
@@ -233,7 +266,12 @@ func timeline(evs []store.RunEvent) []timelineRow {
 	return out
 }
 
+// Sources are the caller sources the filter suggests (the chat, the
+// command line, the MCP server side).
+func (v *runsView) Sources() []string { return []string{"chat", "cli", "mcp"} }
+
 // Cursor is the query of the next page of the list.
 func (v *runsView) Cursor() string {
-	return "?" + url.Values{"status": {v.Status}, "owner": {v.Owner}, "before": {v.Next}}.Encode()
+	return "?" + url.Values{"status": {v.Status}, "owner": {v.Owner}, "configuration": {v.Configuration}, "source": {v.Source},
+		"before": {v.Next}}.Encode()
 }
