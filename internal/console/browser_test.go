@@ -390,3 +390,30 @@ func TestBrowserCancel(t *testing.T) {
 		t.Errorf("a cancelled run wrote: %d calls", n)
 	}
 }
+
+// TestBrowserPhoneAndKeyboard: on a phone's viewport no page scrolls
+// sideways (the runs table scrolls inside its box), and the first Tab
+// reaches the skip link, which moves the focus to the content.
+func TestBrowserPhoneAndKeyboard(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{rounds: approvalRounds("unused"), chat: &chattest.Options{AllowUnused: true}})
+	tb := startApproval(t, e)
+	tb.do("a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(3)))
+	fits := `document.documentElement.scrollWidth <= window.innerWidth`
+	for _, path := range []string{"/", "/chat", "/inbox", "/runs"} {
+		tb.do("open "+path, chromedp.Navigate(e.url+path), visible("main"))
+		if ok, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](fits)); err != nil || !ok {
+			w, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+			t.Errorf("%s scrolls sideways on a phone: %d px wide (%v)", path, w, err)
+		}
+	}
+	tb.snap("phone-runs")
+	tb.do("keyboard", chromedp.Navigate(e.url+"/chat"), visible("main"), chromedp.KeyEvent("\t"))
+	if got, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`document.activeElement.className`)); got != "skip" {
+		t.Errorf("the first Tab reaches %q, want the skip link", got)
+	}
+	tb.do("skip", chromedp.KeyEvent("\r"))
+	if got, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`document.activeElement.id`)); got != "main" {
+		t.Errorf("the skip link moves the focus to %q, want main", got)
+	}
+}
