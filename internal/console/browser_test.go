@@ -417,3 +417,25 @@ func TestBrowserPhoneAndKeyboard(t *testing.T) {
 		t.Errorf("the skip link moves the focus to %q, want main", got)
 	}
 }
+
+// TestBrowserHandBack: an approval quoting another digest is handed back
+// by the worker; the card stays, with the hand-back as a sentence in the
+// reader's language, and no write happens.
+func TestBrowserHandBack(t *testing.T) {
+	t.Parallel()
+	e := setup(t, options{rounds: approvalRounds("unused"), chat: &chattest.Options{AllowUnused: true}})
+	tb := startApproval(t, e)
+	stale := strings.Repeat("0", 64)
+	tb.do("approve a stale card", chromedp.SetValue(chromedp.CSS(`#decide-form input[name="digest"]`), stale),
+		chromedp.Click(chromedp.CSS("#approve")))
+	tb.waitText("#conv-error", "The change you decided on is out of date. Review the current one.")
+	tb.do("the card is back", visible("#approve"))
+	tb.do("in German", chromedp.Navigate(tb.e.url+"/chat?lang=de"), chromedp.Click(chromedp.CSS("#conv-list a")), visible("#conv-error"))
+	if got := tb.text("#conv-error"); got != "Die Änderung, über die Sie entschieden haben, ist veraltet. Prüfen Sie die aktuelle." {
+		t.Errorf("the German hand-back reads %q", got)
+	}
+	tb.accessible("the German chat with a hand-back")
+	if n := e.f.WriteCalls(); n != 0 {
+		t.Errorf("a stale approval wrote: %d calls", n)
+	}
+}
