@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -115,6 +116,20 @@ func TestBrowserApprove(t *testing.T) {
 	const answer = "The note is published."
 	e := setup(t, options{rounds: approvalRounds(answer)})
 	tb := startApproval(t, e)
+	// Waiting on the card the page does not poll: a change made elsewhere
+	// (here a rename through the service) arrives over the event stream.
+	loc, err := chromedp.Run(tb.ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := strconv.ParseInt(loc[strings.LastIndex(loc, "/")+1:], 10, 64)
+	if err != nil {
+		t.Fatalf("the conversation's URL %q: %v", loc, err)
+	}
+	if _, err := e.f.Service.Rename(context.Background(), e.f.Users["editor"], id, "Renamed elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	tb.waitText("#conv-title", "Renamed elsewhere")
 	tb.do("approve", chromedp.Click(chromedp.CSS("#approve")))
 	tb.waitText("#messages", answer)
 	tb.waitText("#conv-status", "Ready")
