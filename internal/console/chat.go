@@ -43,7 +43,7 @@ type convView struct {
 	RunID     string
 	Resumable bool
 	// ErrorKey is the label of a failure or a hand-back; ErrorText the
-	// sanitised sentence of a failure without a code.
+	// sanitised sentence of a failure, when there is one.
 	ErrorKey  string
 	ErrorText string
 	// StreamURL is the conversation's event stream, "" to poll only.
@@ -162,9 +162,10 @@ func (c *Console) conversation(q *req, id int64) (*convView, error) {
 		Busy: cc.Status == store.ConversationProcessing || cc.Status == store.ConversationLocked}
 	if cc.ErrorCode != "" {
 		v.ErrorKey = codeKey(cc.ErrorCode)
-	} else if cc.ErrorMessage != "" {
-		v.ErrorText = cc.ErrorMessage
 	}
+	// The sanitised sentence says what failed; the code's label says it
+	// in the reader's language, so both show.
+	v.ErrorText = cc.ErrorMessage
 	if c.p.StreamPath != "" {
 		v.StreamURL = fmt.Sprintf(c.p.StreamPath, cc.ID)
 	}
