@@ -163,7 +163,9 @@ func (e *env) open() *tab {
 		t.Skip("no Chromium")
 	}
 	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
-	ctx, cancelTimeout := context.WithTimeout(ctx, 45*time.Second)
+	// A bound for a test that hangs, not a timing assertion: a loaded
+	// machine under the race detector is slow.
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
 	e.tabs++
 	tb := &tab{e: e, ctx: ctx, n: e.tabs}
 	t.Cleanup(func() {
