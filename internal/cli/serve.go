@@ -233,6 +233,7 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 		Collectors: []prometheus.Collector{
 			r.events, metrics.NewStore(metrics.StoreParams{Store: r.store, Logger: a.logger}),
 		},
+		Console: true,
 	})
 	if opts.workers > 0 {
 		w, err := agent.NewWorker(agent.WorkerParams{Runtime: rt, Concurrency: opts.workers, Logger: a.logger})

@@ -17,6 +17,9 @@ type BackendUser struct {
 	Username string
 	RealName string
 	Email    string
+	// Lang is the backend's interface language (be_users.lang): "default"
+	// (English), an ISO code such as "de", or "" when not set.
+	Lang string
 	// Admin is bit 0 of be_users.admin.
 	Admin bool
 	// Options is the mount option bitmask: 1 takes DB mounts from the
@@ -117,6 +120,7 @@ type userRow struct {
 	uid, pid                       int64
 	username, password             string
 	realName, email                string
+	lang                           string
 	admin, options, workspacePerms int
 	usergroup, dbMounts            string
 	fileMounts, allowedLanguages   string
@@ -174,7 +178,15 @@ func (s *Site) userRows(ctx context.Context, column string, value any) ([]*userR
 	if realName != "" {
 		realNameExpr = db.MustQuote(realName)
 	}
-	q := `SELECT ` + quoteList(db, "uid", "pid", "username", "password") + `, ` + realNameExpr + `, ` +
+	lang, err := s.liveColumn(ctx, "be_users", "lang")
+	if err != nil {
+		return nil, err
+	}
+	langExpr := "''"
+	if lang != "" {
+		langExpr = db.MustQuote(lang)
+	}
+	q := `SELECT ` + quoteList(db, "uid", "pid", "username", "password") + `, ` + realNameExpr + `, ` + langExpr + `, ` +
 		quoteList(db, "email", "admin", "options", "workspace_perms", "usergroup", "db_mountpoints",
 			"file_mountpoints", "allowed_languages", "file_permissions", "disable", "deleted", "starttime", "endtime") +
 		` FROM ` + db.MustQuote("be_users") + ` WHERE ` + db.MustQuote(column) + ` = ` + a.Add(value) +
@@ -187,13 +199,14 @@ func (s *Site) userRows(ctx context.Context, column string, value any) ([]*userR
 	var out []*userRow
 	for rs.Next() {
 		var r userRow
-		var username, password, realName, email, usergroup, dbm, fm, langs, fperm sql.NullString
-		if err := rs.Scan(&r.uid, &r.pid, &username, &password, &realName, &email, &r.admin, &r.options,
+		var username, password, realName, uiLang, email, usergroup, dbm, fm, langs, fperm sql.NullString
+		if err := rs.Scan(&r.uid, &r.pid, &username, &password, &realName, &uiLang, &email, &r.admin, &r.options,
 			&r.workspacePerms, &usergroup, &dbm, &fm, &langs, &fperm, &r.disable, &r.deleted,
 			&r.starttime, &r.endtime); err != nil {
 			return nil, fmt.Errorf("read be_users: %w", err)
 		}
 		r.username, r.password, r.realName, r.email = username.String, password.String, realName.String, email.String
+		r.lang = uiLang.String
 		r.usergroup, r.dbMounts, r.fileMounts = usergroup.String, dbm.String, fm.String
 		r.allowedLanguages, r.filePermissions = langs.String, fperm.String
 		out = append(out, &r)
@@ -250,6 +263,7 @@ func (s *Site) buildUser(ctx context.Context, r *userRow) (*BackendUser, error) 
 		UID:            r.uid,
 		Username:       r.username,
 		RealName:       r.realName,
+		Lang:           r.lang,
 		Email:          r.email,
 		Admin:          r.admin&1 == 1,
 		Options:        r.options,

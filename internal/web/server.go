@@ -60,6 +60,9 @@ type Params struct {
 	// MCP mounts the MCP facade and its OAuth server (mcp_mount.go); it
 	// needs the API.
 	MCP *MCPParams
+	// Console serves the web console (package console) at "/" instead of
+	// the start page; it needs the API.
+	Console bool
 }
 
 // Server holds the handlers. It is safe for concurrent use.
@@ -120,7 +123,6 @@ func New(p Params) *Server {
 	s.handle("GET /healthz", s.healthz)
 	s.handle("GET /readyz", s.readyz)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(p.Registry, promhttp.HandlerOpts{}))
-	s.handle("GET /{$}", s.home)
 	if p.API != nil {
 		api := *p.API
 		s.api = &api
@@ -130,6 +132,11 @@ func New(p Params) *Server {
 				p.Logger.Error("the MCP facade is not served", "err", err)
 			}
 		}
+	}
+	if p.Console && s.api != nil {
+		s.mountConsole()
+	} else {
+		s.handle("GET /{$}", s.home)
 	}
 	return s
 }
