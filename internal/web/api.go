@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,6 +85,10 @@ type API struct {
 	LoginDelay           time.Duration
 	LoginMaxDelay        time.Duration
 	LoginForget          time.Duration
+	// TrustedProxies are the reverse proxies (load balancers) whose
+	// X-Forwarded-For the login limit believes; without them every
+	// client behind a proxy would share the proxy's address.
+	TrustedProxies []netip.Prefix
 	// SessionTTL is a login's lifetime (default 12 h).
 	SessionTTL time.Duration
 	// KeepAlive is the interval of a stream's keep-alive comment (default

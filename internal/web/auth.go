@@ -12,6 +12,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -220,7 +221,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, _ *caller) {
 		s.fail(w, r, badRequest("Give a username and a password."))
 		return
 	}
-	ip := clientIP(r)
+	ip := s.clientIP(r)
 	u, wait, err := s.checkLogin(r, body.Username, body.Password)
 	switch {
 	case wait > 0:
@@ -301,7 +302,7 @@ func logName(username string) string {
 // the wait; a failure that is not the client's (the site database) is
 // given back. Every refusal is logged and counted by reason.
 func (s *Server) checkLogin(r *http.Request, username, password string) (*typo3.BackendUser, time.Duration, error) {
-	ip := clientIP(r)
+	ip := s.clientIP(r)
 	name := logName(username)
 	attempt, wait := s.limiter.take(ip, name)
 	if attempt == nil {
@@ -371,12 +372,43 @@ func (s *Server) me(w http.ResponseWriter, _ *http.Request, c *caller) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// clientIP is the peer's address. X-Forwarded-For is not trusted: any
-// client could send one to escape its limit.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
+// clientIP is the address the login limit keys on: the peer's, or,
+// when the peer is one of API.TrustedProxies, the last address in
+// X-Forwarded-For that is not a trusted proxy. Without trusted proxies
+// X-Forwarded-For is ignored: any client could send one to escape its
+// limit.
+func (s *Server) clientIP(r *http.Request) string {
+	peer := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(peer); err == nil {
+		peer = host
 	}
-	return host
+	if len(s.api.TrustedProxies) == 0 || !s.trustedProxy(peer) {
+		return peer
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop := strings.TrimSpace(hops[i])
+		if _, err := netip.ParseAddr(hop); err != nil {
+			// Not an address: no proxy of ours wrote it.
+			return peer
+		}
+		if !s.trustedProxy(hop) {
+			return hop
+		}
+	}
+	return peer
+}
+
+func (s *Server) trustedProxy(addr string) bool {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return false
+	}
+	a = a.Unmap()
+	for _, p := range s.api.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }

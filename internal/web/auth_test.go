@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -442,5 +443,42 @@ func TestSiteUserChanges(t *testing.T) {
 	check(t, []call{{"after disabling", intern, "GET", "/api/v1/me", nil, nil, 401, []string{errBody("unauthorized")}, nil}})
 	if _, err := e.f.Store.WebSession(context.Background(), HashSecret(cookies[0].Value)); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the session of a disabled user is kept: %v", err)
+	}
+}
+
+// TestClientIP: the login limit's address is the peer's unless the peer
+// is a trusted proxy; then it is the last X-Forwarded-For hop that is no
+// trusted proxy, so a client cannot pick its own address by sending the
+// header, directly or through the proxy.
+func TestClientIP(t *testing.T) {
+	t.Parallel()
+	trusted := New(Params{API: &API{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}}})
+	none := New(Params{API: &API{}})
+	for _, c := range []struct {
+		what   string
+		s      *Server
+		peer   string
+		xff    []string
+		client string
+	}{
+		{"no proxies configured", none, "10.0.0.1:1", []string{"203.0.113.5"}, "10.0.0.1"},
+		{"a client that sends the header", trusted, "198.51.100.1:1", []string{"203.0.113.5"}, "198.51.100.1"},
+		{"through the proxy", trusted, "10.0.0.1:1", []string{"203.0.113.5"}, "203.0.113.5"},
+		{"a forged hop before the real one", trusted, "10.0.0.1:1", []string{"6.6.6.6, 203.0.113.5"}, "203.0.113.5"},
+		{"through two proxies", trusted, "10.0.0.1:1", []string{"203.0.113.5, 10.0.0.9"}, "203.0.113.5"},
+		{"hops in several headers", trusted, "10.0.0.1:1", []string{"6.6.6.6", "203.0.113.5"}, "203.0.113.5"},
+		{"the proxy sends none", trusted, "10.0.0.1:1", nil, "10.0.0.1"},
+		{"garbage", trusted, "10.0.0.1:1", []string{"203.0.113.5, not-an-address"}, "10.0.0.1"},
+		{"IPv6 proxy", trusted, "[fd00::1]:1", []string{"2001:db8::7"}, "2001:db8::7"},
+		{"IPv4-mapped proxy", trusted, "[::ffff:10.0.0.1]:1", []string{"203.0.113.5"}, "203.0.113.5"},
+	} {
+		req := httptest.NewRequest("POST", "/api/v1/login", nil)
+		req.RemoteAddr = c.peer
+		for _, v := range c.xff {
+			req.Header.Add("X-Forwarded-For", v)
+		}
+		if got := c.s.clientIP(req); got != c.client {
+			t.Errorf("%s: %s, want %s", c.what, got, c.client)
+		}
 	}
 }
