@@ -210,6 +210,10 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 		return err
 	}
 
+	proxies, err := cfg.HTTP.Proxies()
+	if err != nil {
+		return err
+	}
 	srv := web.New(web.Params{
 		Logger:   a.logger,
 		SiteName: cfg.Site.Name,
@@ -220,7 +224,7 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 		},
 		API: &web.API{
 			Site: r.site, Credentials: r.store, Runs: r.store, Runtime: rt, Chat: chatSvc,
-			Gate: r.gate, Configs: cfgs, StreamPoll: cfg.Chat.StreamPoll,
+			Gate: r.gate, Configs: cfgs, StreamPoll: cfg.Chat.StreamPoll, TrustedProxies: proxies,
 		},
 		MCP: a.mcpServerParams(r, rt, cfgs),
 	})
