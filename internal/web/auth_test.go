@@ -3,7 +3,6 @@ package web
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -411,13 +410,7 @@ func TestSiteUserChanges(t *testing.T) {
 	if hash == "" {
 		t.Fatal("no phpass vector")
 	}
-	// The demo site is a SQLite file; the test writes it beside t3agent's
-	// read-only connection.
-	db, err := sql.Open("sqlite", strings.TrimPrefix(e.f.Demo.DSN, "sqlite:"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := e.siteDB()
 	if _, err := db.Exec(`INSERT INTO be_users (uid, pid, username, password, usergroup, options) VALUES (700, 0, 'legacy', ?, '1', 3)`, hash); err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,6 @@ package web
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -52,20 +49,31 @@ func checkBodyText(b []byte) error {
 	if !utf8.Valid(b) {
 		return badRequest("The request body must be UTF-8 text.")
 	}
-	if !bytes.Contains(b, []byte(`\u0000`)) {
-		return nil // the only way a NUL gets into valid JSON text
+	if escapedNUL(b) {
+		return badRequest("Text in the request body must not contain NUL characters.")
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			return nil
+	return nil
+}
+
+// escapedNUL reports whether valid JSON text b spells a NUL character,
+// the escape \u0000 (a raw control character is no valid JSON). A
+// backslash starts an escape when an even number of backslashes (escaped
+// backslashes) precede it; outside strings valid JSON has none.
+func escapedNUL(b []byte) bool {
+	esc := []byte(`\u0000`)
+	for i := 0; ; {
+		j := bytes.Index(b[i:], esc)
+		if j < 0 {
+			return false
 		}
-		if err != nil {
-			return badRequest("The request body is not valid JSON.")
+		at := i + j
+		n := 0
+		for k := at - 1; k >= 0 && b[k] == '\\'; k-- {
+			n++
 		}
-		if s, ok := tok.(string); ok && strings.ContainsRune(s, 0) {
-			return badRequest("Text in the request body must not contain NUL characters.")
+		if n%2 == 0 {
+			return true
 		}
+		i = at + len(esc)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -230,6 +231,64 @@ func FuzzAPI(f *testing.F) {
 			if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil || eb.Code == "" || !strings.HasSuffix(eb.Message, ".") {
 				t.Fatalf("%s %q = %d with body %s", req.Method, req.URL.String(), rec.Code, rec.Body)
 			}
+		}
+	})
+}
+
+// BenchmarkCheckBodyText: the body check's cost on a 64 KiB message, on
+// the fast path (no escaped NUL anywhere) and when a spelled `\u0000`
+// makes it walk every token.
+func BenchmarkCheckBodyText(b *testing.B) {
+	text := strings.Repeat("Die Pumpe fördert 40 m³/h. ", 64<<10/28)
+	for _, c := range []struct{ name, body string }{
+		{"plain", `{"content":"` + text + `"}`},
+		{"spelled-escape", `{"content":"` + text + `\\u0000"}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			body := []byte(c.body)
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if err := checkBodyText(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// hasNUL decodes JSON text and reports whether any of its strings (names
+// and values) holds a NUL: the slow, obvious check escapedNUL must agree
+// with.
+func hasNUL(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return strings.ContainsRune(x, 0)
+	case []any:
+		return slices.ContainsFunc(x, hasNUL)
+	case map[string]any:
+		for k, y := range x {
+			if strings.ContainsRune(k, 0) || hasNUL(y) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// FuzzEscapedNUL: on any valid JSON text, the byte scan finds a NUL
+// exactly when decoding does.
+func FuzzEscapedNUL(f *testing.F) {
+	for _, s := range []string{`"\u0000"`, `"\\u0000"`, `"\\\u0000"`, `"\\\\u0000"`, `{"\u0000":1}`, `{"a":["x","y\u0000z"]}`,
+		`"\u00000"`, `"\\"`, `[]`, `"\ud800\u0000"`, `"\u0001"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var v any
+		if json.Unmarshal(b, &v) != nil {
+			return
+		}
+		if got, want := escapedNUL(b), hasNUL(v); got != want {
+			t.Fatalf("escapedNUL(%q) = %v, decoding says %v", b, got, want)
 		}
 	})
 }

@@ -3,7 +3,6 @@ package web
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"io"
@@ -284,12 +283,7 @@ func TestStreamEndsWithItsSession(t *testing.T) {
 			s.conversation()
 		}
 
-		db, err := sql.Open("sqlite", strings.TrimPrefix(e.f.Demo.DSN, "sqlite:"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		if _, err := db.Exec(`UPDATE be_users SET disable = 1 WHERE username = 'intern'`); err != nil {
+		if _, err := e.siteDB().Exec(`UPDATE be_users SET disable = 1 WHERE username = 'intern'`); err != nil {
 			t.Fatal(err)
 		}
 		si.endsUnauthorized("after the intern was disabled")
