@@ -216,6 +216,10 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 		return err
 	}
 
+	proxies, err := cfg.HTTP.Proxies()
+	if err != nil {
+		return err
+	}
 	srv := web.New(web.Params{
 		Logger:   a.logger,
 		SiteName: cfg.Site.Name,
@@ -224,10 +228,9 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 			{Name: "store", Probe: r.store.Ping},
 			{Name: "site database", Probe: r.db.Ping},
 		},
-		Users: func(ctx context.Context) ([]web.User, error) { return listUsers(ctx, r.site) },
 		API: &web.API{
 			Site: r.site, Credentials: r.store, Runtime: rt, Chat: chatSvc,
-			Gate: r.gate, Configs: cfgs, StreamPoll: cfg.Chat.StreamPoll,
+			Gate: r.gate, Configs: cfgs, StreamPoll: cfg.Chat.StreamPoll, TrustedProxies: proxies,
 		},
 		MCP: a.mcpServerParams(r, rt, cfgs),
 		Collectors: []prometheus.Collector{
@@ -279,16 +282,4 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 		opts.ready(addr)
 	}
 	return web.Serve(ctx, ln, tracing.Handler(srv.Handler(), r.tracerProvider()), cfg.HTTP.ShutdownTimeout, a.logger)
-}
-
-func listUsers(ctx context.Context, site *typo3.Site) ([]web.User, error) {
-	users, err := site.ListBackendUsers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]web.User, len(users))
-	for i, u := range users {
-		out[i] = web.User{Username: u.Username, Admin: u.Admin, CanAct: u.CanAct}
-	}
-	return out, nil
 }
