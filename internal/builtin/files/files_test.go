@@ -331,3 +331,21 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateMetadata: a file with a second default-language metadata
+// row (a broken index) is found once, with the first row's title.
+func TestDuplicateMetadata(t *testing.T) {
+	t.Parallel()
+	f := demoFixture(t, typo3.DialectSQLite)
+	f.exec(`INSERT INTO sys_file_metadata (uid, pid, file, title, alternative, sys_language_uid, l10n_parent, t3ver_wsid) VALUES (500, 0, 18, 'Aqua 200 sheet copy', 'Aqua datasheet copy', 0, 0, 0)`)
+	got := f.ok("editor", "search_fal_files", args("query", "aqua"))
+	if strings.Count(got, "[18]") != 1 || !strings.Contains(got, "[18] 1:/user_upload/documents/aqua-200-datasheet.pdf (application/pdf, ") ||
+		!strings.Contains(got, "· Aqua 200 data sheet") {
+		t.Errorf("aqua:\n%s", got)
+	}
+	// Matching only the second row still finds the file once.
+	got = f.ok("editor", "search_fal_files", args("query", "sheet copy"))
+	if strings.Count(got, "\n- ") != 1 || !strings.Contains(got, "[18]") {
+		t.Errorf("sheet copy:\n%s", got)
+	}
+}

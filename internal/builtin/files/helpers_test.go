@@ -33,6 +33,7 @@ type fixture struct {
 	t     *testing.T
 	site  *typo3.Site
 	root  string
+	dsn   string
 	gate  *gate.Gate
 	users map[string]*typo3.BackendUser
 }
@@ -45,7 +46,7 @@ func demoFixture(t *testing.T, d typo3.Dialect) *fixture {
 		t.Fatal(err)
 	}
 	g := gatetest.New(t, nil, files.Tools(site, readpolicy.New(site.TCA), nil)...)
-	return &fixture{t: t, site: site, root: s.Root, gate: g, users: gatetest.Actors(t, site, demoUsers...)}
+	return &fixture{t: t, site: site, root: s.Root, dsn: s.DSN, gate: g, users: gatetest.Actors(t, site, demoUsers...)}
 }
 
 // call invokes a tool as user ("" for nobody) for a provider in zone.
@@ -135,4 +136,17 @@ func args(kv ...any) map[string]any {
 
 func dialects() []typo3.Dialect {
 	return []typo3.Dialect{typo3.DialectSQLite, typo3.DialectMySQL, typo3.DialectPostgres}
+}
+
+// exec changes the site database through a writable connection.
+func (f *fixture) exec(query string, args ...any) {
+	f.t.Helper()
+	rw, err := typo3.Open(context.Background(), f.dsn, typo3.OpenParams{Writable: true})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer rw.Close()
+	if _, err := rw.SQL.ExecContext(context.Background(), query, args...); err != nil {
+		f.t.Fatalf("%s: %v", query, err)
+	}
 }

@@ -100,34 +100,24 @@ func (t *searchFiles) Execute(ctx context.Context, call tool.Call, args map[stri
 }
 
 // query runs the search: sys_file joined with its live default-language
-// metadata, not missing, in the given storages, by uid, at most n rows
-// (one per file).
+// metadata, not missing, in the given storages, by uid, at most n files.
+// A file with two metadata rows (a broken index) is joined twice; the
+// rows come ordered by file and metadata uid and the first one counts,
+// which is the metadata row TYPO3 uses.
 func (t *searchFiles) query(ctx context.Context, query string, storages []int64, n int64) ([]fileRow, error) {
 	db := t.site.DB
 	a := db.NewArgs()
 	q := func(s string) string { return db.MustQuote(s) }
-	// live reports the live default-language metadata rows of alias.
-	var conds []string
+	meta := `m.` + q("file") + ` = f.` + q("uid")
 	for _, c := range []string{"sys_language_uid", "t3ver_wsid"} {
 		ok, err := t.site.HasColumn(ctx, "sys_file_metadata", c)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			conds = append(conds, c)
+			meta += ` AND m.` + q(c) + ` = 0`
 		}
 	}
-	live := func(alias string) string {
-		s := alias + `.` + q("file") + ` = f.` + q("uid")
-		for _, c := range conds {
-			s += ` AND ` + alias + `.` + q(c) + ` = 0`
-		}
-		return s
-	}
-	// The lowest uid is the file's metadata row; a second row for the
-	// same file (a broken index) must not repeat the file.
-	meta := live("m") + ` AND m.` + q("uid") + ` = (SELECT MIN(m2.` + q("uid") + `) FROM ` + q("sys_file_metadata") +
-		` m2 WHERE ` + live("m2") + `)`
 	pattern := likeContains(query)
 	like := func(expr string) string {
 		return `LOWER(` + expr + `) LIKE ` + a.Add(pattern) + ` ESCAPE '` + likeEscape + `'`
@@ -136,12 +126,26 @@ func (t *searchFiles) query(ctx context.Context, query string, storages []int64,
 		` FROM ` + q("sys_file") + ` f LEFT JOIN ` + q("sys_file_metadata") + ` m ON ` + meta +
 		` WHERE f.` + q("missing") + ` = 0 AND f.` + q("storage") + ` IN (` + a.AddInts(storages) + `) AND (` +
 		like(`f.`+q("name")) + ` OR ` + like(`m.`+q("title")) + ` OR ` + like(`m.`+q("alternative")) + `)` +
-		` ORDER BY f.` + q("uid") + ` LIMIT ` + fmt.Sprint(n)
+		` ORDER BY f.` + q("uid") + `, m.` + q("uid") + ` LIMIT ` + fmt.Sprint(2*n)
 	rows, err := db.SQL.QueryContext(ctx, stmt, a.Values()...)
 	if err != nil {
 		return nil, fmt.Errorf("search sys_file: %w", err)
 	}
-	return scanFiles(rows, true)
+	all, err := scanFiles(rows, true)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, f := range all {
+		if len(out) > 0 && out[len(out)-1].uid == f.uid {
+			continue
+		}
+		if int64(len(out)) == n {
+			break
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // quote echoes a model-supplied value, bounded.
