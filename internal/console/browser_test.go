@@ -454,3 +454,37 @@ func TestBrowserHandBack(t *testing.T) {
 		t.Errorf("a stale approval wrote: %d calls", n)
 	}
 }
+
+// TestBrowserInboxInput: a run started outside the chat that asks for
+// input is answered from the inbox through the form made from its
+// schema, and goes on to its answer.
+func TestBrowserInboxInput(t *testing.T) {
+	t.Parallel()
+	const answer = "Variant a it is."
+	e := setup(t, options{rounds: []llmtest.Round{
+		{ToolCalls: []llm.ToolCall{llmtest.Call("call-1", chattest.InputTool, `{}`)}},
+		llmtest.Text(answer),
+	}})
+	ctx := context.Background()
+	cfg, err := e.f.Tasks.Resolve(ctx, chattest.Configuration)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := e.f.Runtime.Run(ctx, agent.Request{Config: cfg, Actor: e.f.Users["editor"], Caller: agent.Caller{Source: "cli", Operation: "run"},
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "Pick a variant"}}})
+	if res.Outcome != agent.OutcomeAwaitingInput {
+		t.Fatalf("the run: %+v", res)
+	}
+	tb := e.open()
+	tb.login("editor")
+	tb.do("the inbox", chromedp.Navigate(e.url+"/inbox"), visible("#inbox #field-choice"))
+	tb.accessible("the inbox with a question")
+	tb.do("answer a", chromedp.SetValue(chromedp.CSS("#field-choice"), "a"), chromedp.Click(chromedp.CSS("#input-submit")), visible("#run-status"))
+	tb.waitText("#run-status", "Completed")
+	if got := tb.text("#timeline"); !strings.Contains(got, "Answer given") {
+		t.Errorf("the timeline does not show the answer: %q", got)
+	}
+	if body := string(e.f.LLM.Request(1).Body); !strings.Contains(body, "variant a chosen") {
+		t.Errorf("the tool did not run with the answer: %s", body)
+	}
+}
