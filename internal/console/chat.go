@@ -53,7 +53,7 @@ type convView struct {
 	// view the fragment shows); the page script skips a stream event that
 	// announces the same state.
 	State string
-	Page      *pageData
+	Page  *pageData
 }
 
 // message is a chat message with its labels looked up: a long
