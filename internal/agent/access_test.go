@@ -65,10 +65,13 @@ func token(name string, scopes ...store.Scope) agent.Access {
 	return agent.Access{Token: name, Scopes: scopes}
 }
 
-// accessActors: three persons and five service tokens. The token without
-// a scope acts as the admin user, to show that a token's scopes, not its
-// user's admin flag, decide; the others act as an editor who owns
-// nothing, to show that tokens act regardless of owner.
+// accessActors: three persons and nine service tokens. A token sees what
+// its user may see: the intern's tokens see nothing of the editor's run
+// whatever their scope (agent:read included — the defect where a token
+// read every user's runs), the editor's tokens the editor's run, the
+// admin's token every run; only the admin scope widens an intern's token.
+// Within what it sees a token acts only by its scopes: the admin user's
+// token without a scope may do nothing.
 var accessActors = []accessActor{
 	{"admin", "admin", agent.Access{}},
 	{"owner", "editor", agent.Access{}},
@@ -78,6 +81,10 @@ var accessActors = []accessActor{
 	{"token-approve", "intern", token("ci-approve", store.ScopeAgentApprove)},
 	{"token-cancel", "intern", token("ci-cancel", store.ScopeAgentCancel)},
 	{"token-admin", "intern", token("ci-admin", store.ScopeAdmin)},
+	{"owner-read", "editor", token("ed-read", store.ScopeAgentRead)},
+	{"owner-approve", "editor", token("ed-approve", store.ScopeAgentApprove)},
+	{"owner-cancel", "editor", token("ed-cancel", store.ScopeAgentCancel)},
+	{"admin-read", "admin", token("ad-read", store.ScopeAgentRead)},
 }
 
 // Outcomes of one cell of the access matrix.
@@ -86,6 +93,9 @@ const (
 	no      = "denied"  // ErrAccessDenied, or a decision refused run_access_denied
 	hidden  = "hidden"  // the inbox answers, without the run
 	notPerm = "notPerm" // refused approver_not_permitted
+	// Rights: may deny only, or neither (the run is readable).
+	denyOnly = "denyOnly"
+	none     = "none"
 )
 
 // TestAccessMatrix: every actor against every operation on runs, on
@@ -101,24 +111,46 @@ func testAccessMatrix(t *testing.T, dsn func(testing.TB) string) {
 	// want lists the outcome per actor, in accessActors' order.
 	ops := []struct {
 		name string
-		want [8]string
+		want [12]string
 		do   func(t *testing.T, who accessActor) string
 	}{
-		{"status", [8]string{yes, yes, no, no, yes, no, no, yes}, func(t *testing.T, who accessActor) string {
+		{"status", [12]string{yes, yes, no, no, no, no, no, yes, yes, no, no, yes}, func(t *testing.T, who accessActor) string {
 			row, err := a.f.rt.Status(ctx, a.f.user(who.user), who.access, shared.RunID)
 			if err == nil && (row.ID != shared.RunID || row.Status != store.RunWaitingForApproval) {
 				t.Errorf("status = %+v", row)
 			}
 			return readOutcome(t, err)
 		}},
-		{"events", [8]string{yes, yes, no, no, yes, no, no, yes}, func(t *testing.T, who accessActor) string {
+		{"events", [12]string{yes, yes, no, no, no, no, no, yes, yes, no, no, yes}, func(t *testing.T, who accessActor) string {
 			evs, err := a.f.rt.Events(ctx, a.f.user(who.user), who.access, shared.RunID, 0)
 			if err == nil && (len(evs) == 0 || evs[0].Seq != 1) {
 				t.Errorf("events after 0 = %v", seqs(evs))
 			}
 			return readOutcome(t, err)
 		}},
-		{"inbox", [8]string{yes, yes, hidden, no, yes, yes, no, yes}, func(t *testing.T, who accessActor) string {
+		{"list", [12]string{yes, yes, hidden, no, hidden, no, no, yes, yes, no, no, yes}, func(t *testing.T, who accessActor) string {
+			page, err := a.f.rt.Runs(ctx, a.f.user(who.user), who.access, store.ListRunsParams{})
+			if err != nil {
+				return readOutcome(t, err)
+			}
+			for _, row := range page.Runs {
+				if row.OwnerUsername != who.user && who.user != "admin" && !who.access.Has(store.ScopeAdmin) {
+					t.Errorf("%s lists a run of %s", who.name, row.OwnerUsername)
+				}
+			}
+			if !slices.ContainsFunc(page.Runs, func(r store.Run) bool { return r.ID == shared.RunID }) {
+				return hidden
+			}
+			return yes
+		}},
+		{"list-owner", [12]string{yes, yes, no, no, no, no, no, yes, yes, no, no, yes}, func(t *testing.T, who accessActor) string {
+			page, err := a.f.rt.Runs(ctx, a.f.user(who.user), who.access, store.ListRunsParams{OwnerUsername: "editor"})
+			if err == nil && !slices.ContainsFunc(page.Runs, func(r store.Run) bool { return r.ID == shared.RunID }) {
+				t.Errorf("%s naming the owner: %d runs without the shared one", who.name, len(page.Runs))
+			}
+			return readOutcome(t, err)
+		}},
+		{"inbox", [12]string{yes, yes, hidden, no, hidden, hidden, no, yes, yes, yes, no, yes}, func(t *testing.T, who accessActor) string {
 			items, err := a.f.rt.Inbox(ctx, a.f.user(who.user), who.access)
 			if err != nil {
 				return readOutcome(t, err)
@@ -132,14 +164,31 @@ func testAccessMatrix(t *testing.T, dsn func(testing.TB) string) {
 			}
 			return yes
 		}},
-		{"pending", [8]string{yes, yes, no, no, yes, yes, no, yes}, func(t *testing.T, who accessActor) string {
+		{"pending", [12]string{yes, yes, no, no, no, no, no, yes, yes, yes, no, yes}, func(t *testing.T, who accessActor) string {
 			it, err := a.f.rt.Pending(ctx, a.f.user(who.user), who.access, shared.RunID)
 			if err == nil && (it.Run.ID != shared.RunID || it.Digest != shared.Pending.Digest || len(it.Calls) != 1 || it.Calls[0].Name != "update_page_title") {
 				t.Errorf("pending = %+v", it)
 			}
 			return readOutcome(t, err)
 		}},
-		{"cancel", [8]string{yes, yes, no, no, no, no, yes, yes}, func(t *testing.T, who accessActor) string {
+		// What each may decide on the waiting write, as the inbox and the
+		// chat show it: the rule of Approve, read out.
+		{"rights", [12]string{yes, yes, no, no, no, no, no, denyOnly, none, denyOnly, no, none}, func(t *testing.T, who accessActor) string {
+			r, err := a.f.rt.Rights(ctx, a.f.user(who.user), who.access, shared.RunID)
+			switch {
+			case err != nil:
+				return readOutcome(t, err)
+			case r.MayApprove && r.MayDeny && r.Reason == "":
+				return yes
+			case !r.MayApprove && r.MayDeny && r.Reason == agent.RefusedApproverNotPermitted:
+				return denyOnly
+			case !r.MayApprove && !r.MayDeny && r.Reason == agent.RefusedAccessDenied:
+				return none
+			}
+			t.Errorf("rights = %+v", r)
+			return ""
+		}},
+		{"cancel", [12]string{yes, yes, no, no, no, no, no, yes, no, no, yes, no}, func(t *testing.T, who accessActor) string {
 			res := a.wait(t, "update_page_title")
 			won, err := a.f.rt.Cancel(ctx, a.f.user(who.user), who.access, res.RunID)
 			want := store.RunWaitingForApproval
@@ -154,16 +203,16 @@ func testAccessMatrix(t *testing.T, dsn func(testing.TB) string) {
 			}
 			return readOutcome(t, err)
 		}},
-		{"approve-read", [8]string{yes, yes, no, no, no, yes, no, yes}, func(t *testing.T, who accessActor) string {
+		{"approve-read", [12]string{yes, yes, no, no, no, no, no, yes, no, yes, no, no}, func(t *testing.T, who accessActor) string {
 			return a.decide(t, who, "read_flagged", true)
 		}},
-		{"approve-write", [8]string{yes, yes, no, no, no, notPerm, no, notPerm}, func(t *testing.T, who accessActor) string {
+		{"approve-write", [12]string{yes, yes, no, no, no, no, no, notPerm, no, notPerm, no, no}, func(t *testing.T, who accessActor) string {
 			return a.decide(t, who, "update_page_title", true)
 		}},
-		{"deny", [8]string{yes, yes, no, no, no, yes, no, yes}, func(t *testing.T, who accessActor) string {
+		{"deny", [12]string{yes, yes, no, no, no, no, no, yes, no, yes, no, no}, func(t *testing.T, who accessActor) string {
 			return a.decide(t, who, "update_page_title", false)
 		}},
-		{"input", [8]string{yes, yes, no, no, no, notPerm, no, notPerm}, func(t *testing.T, who accessActor) string {
+		{"input", [12]string{yes, yes, no, no, no, no, no, notPerm, no, notPerm, no, no}, func(t *testing.T, who accessActor) string {
 			return a.input(t, who)
 		}},
 	}
@@ -215,7 +264,8 @@ func (a *accessCase) decide(t *testing.T, who accessActor, name string, approved
 	before := len(a.f.events(res.RunID))
 	// Only a decision that goes through asks the provider again; an
 	// unused round fails the test at cleanup, an extra request at once.
-	mayPass := who.name == "admin" || who.name == "owner" || (who.access.Has(store.ScopeAgentApprove) && (!approved || name == "read_flagged"))
+	sees := who.user != "intern" || who.access.Has(store.ScopeAdmin)
+	mayPass := who.name == "admin" || who.name == "owner" || (sees && who.access.Has(store.ScopeAgentApprove) && (!approved || name == "read_flagged"))
 	if mayPass {
 		a.srv.Push(llmtest.Text("Done."))
 	}

@@ -89,6 +89,38 @@ type Request struct {
 	// OnEvent, when set, sees every event before it is persisted, on the
 	// run's goroutine (a live view). It must be quick.
 	OnEvent func(Event)
+	// KeepAnswer keeps the run's Answer with its row when it completes,
+	// whoever carries out its last segment, for a caller that follows
+	// runs decided elsewhere (the chat). Other runs keep no content
+	// beyond what their privacy level records.
+	KeepAnswer bool
+}
+
+// Answer is what a completed run keeps for a caller that asked
+// (Request.KeepAnswer): the final text and the text the model wrote
+// beside its tool calls in the last segment.
+type Answer struct {
+	Content string   `json:"content"`
+	Beside  []string `json:"beside,omitempty"`
+}
+
+// encodeAnswer is the stored form of an answer, within
+// store.MaxRunAnswer: the beside texts go first, then the content is cut.
+func encodeAnswer(a Answer) string {
+	for {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return ""
+		}
+		if len(b) <= store.MaxRunAnswer {
+			return string(b)
+		}
+		if len(a.Beside) > 0 {
+			a.Beside = nil
+			continue
+		}
+		a.Content = cutUTF8(a.Content, len(a.Content)-(len(b)-store.MaxRunAnswer)-16)
+	}
 }
 
 // Result is how a run ended. Run never fails with a Go error: every

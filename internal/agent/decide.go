@@ -160,7 +160,7 @@ func (rt *Runtime) Approve(ctx context.Context, p ApproveParams) (res Result, er
 	if err != nil {
 		return Result{}, err
 	}
-	if p.Approved && pk.cfg.Configuration.RequireSecondApprover && !p.Access.Service() && p.Approver.Username == pk.row.OwnerUsername {
+	if p.Approved && fourEyes(pk.cfg, p.Approver, p.Access, pk.row) {
 		return Result{}, refuse(RefusedSelfApproval, "configuration %s requires a second person to approve", pk.cfg.Configuration.Identifier)
 	}
 	if pk.state, err = rt.openState(ctx, p.RunID, "", false); err != nil {
@@ -281,8 +281,8 @@ func gateRefusal(who, name string, d gate.Decision, err error) error {
 }
 
 // precheck runs the checks before the state is opened: the waiting
-// status, the actor's right (agent:approve for a service token), the
-// configuration and the owner.
+// actor's right (agent:approve for a service token), the waiting status,
+// the configuration and the owner.
 func (rt *Runtime) precheck(ctx context.Context, id string, want store.RunStatus, actor *typo3.BackendUser, access Access) (parked, error) {
 	if rt.configs == nil || rt.users == nil || rt.keyring == nil {
 		return parked{}, refuse(RefusedStateUnavailable, "this runtime cannot resume runs (no configurations, users or master key)")
@@ -298,11 +298,13 @@ func (rt *Runtime) precheck(ctx context.Context, id string, want store.RunStatus
 	if err != nil {
 		return parked{}, err
 	}
+	// The right comes before the status, so that a stranger learns
+	// nothing of the run.
+	if !mayActOnRun(actor, access, row, store.ScopeAgentApprove) {
+		return parked{}, refuse(RefusedAccessDenied, "only an admin or the run's owner (a service token: with agent:approve, for its user's runs) may decide on run %s", id)
+	}
 	if row.Status != want || !row.HasSuspendedState {
 		return parked{}, refuse(RefusedNotWaiting, "run %s is %s, not %s", id, row.Status, want)
-	}
-	if !mayActOnRun(actor, access, row, store.ScopeAgentApprove) {
-		return parked{}, refuse(RefusedAccessDenied, "only an admin, the run's owner or a service token with agent:approve may decide on run %s", id)
 	}
 	cfg, err := rt.configs.Resolve(ctx, row.Configuration)
 	if err != nil {
@@ -425,7 +427,7 @@ func (rt *Runtime) segment(row store.Run, cfg *agentconfig.Resolved, actor *typo
 // adopt takes the sealed state's transcript, counters and request.
 func (r *run) adopt(st suspendedState) {
 	r.state = &st
-	r.req.Caller, r.req.Tools, r.req.MaxRounds = st.Caller, st.Tools, st.Progress.RequestedMax
+	r.req.Caller, r.req.Tools, r.req.MaxRounds, r.req.KeepAnswer = st.Caller, st.Tools, st.Progress.RequestedMax, st.KeepAnswer
 	r.base = st.Progress.Rounds
 	r.host = st.Host
 	if st.Calibration > 0 {
@@ -447,14 +449,25 @@ func (r *run) checkDigest(digest string) error {
 // whether any of them declares a write; an unknown tool counts as a
 // non-idempotent write.
 func (r *run) boundCalls(ctx context.Context) (bound []string, writes bool) {
-	for _, c := range r.state.Pending {
-		e, ok := r.rt.gate.Registry().Get(ctx, c.Name)
+	return r.rt.boundCalls(ctx, r.state.Pending)
+}
+
+func (rt *Runtime) boundCalls(ctx context.Context, calls []llm.ToolCall) (bound []string, writes bool) {
+	for _, c := range calls {
+		e, ok := rt.gate.Registry().Get(ctx, c.Name)
 		if !ok || e.Spec.ApprovalBound() {
 			bound = append(bound, c.Name)
 		}
 		writes = writes || !ok || e.Spec.Effect.IsWrite()
 	}
 	return bound, writes
+}
+
+// pendingWrites reports whether any of calls declares a write (see
+// boundCalls).
+func (rt *Runtime) pendingWrites(ctx context.Context, calls []llm.ToolCall) bool {
+	_, writes := rt.boundCalls(ctx, calls)
+	return writes
 }
 
 // release hands a refused run back to waiting with a refused event and

@@ -243,6 +243,23 @@ func TestApproveChecksInOrder(t *testing.T) {
 
 func testApproveChecksInOrder(t *testing.T, dsn func(testing.TB) string) {
 	c := newApprovalCase(t, dsn(t), "require_second_approver: true", true)
+	// What each may decide, read out by the same rule: the initiator may
+	// deny only, the second person both, a stranger nothing.
+	ctx := context.Background()
+	for _, w := range []struct {
+		user string
+		want agent.Rights
+	}{
+		{"editor", agent.Rights{MayDeny: true, Reason: agent.RefusedSelfApproval}},
+		{"admin", agent.Rights{MayApprove: true, MayDeny: true}},
+	} {
+		if got, err := c.f.rt.Rights(ctx, c.f.user(w.user), agent.Access{}, c.res.RunID); err != nil || got != w.want {
+			t.Errorf("rights of %s = %+v, %v, want %+v", w.user, got, err, w.want)
+		}
+	}
+	if _, err := c.f.rt.Rights(ctx, c.f.user("intern"), agent.Access{}, c.res.RunID); !errors.Is(err, agent.ErrAccessDenied) {
+		t.Errorf("rights of a stranger: %v, want ErrAccessDenied", err)
+	}
 	if _, err := c.approve("intern", true, c.res.Pending.Digest); refusal(err) != agent.RefusedAccessDenied {
 		t.Errorf("another editor: %v, want run_access_denied", err)
 	}

@@ -654,10 +654,14 @@ func (r *run) finish(ctx context.Context, e ending) Result {
 			TurnDigest: e.pending.Digest, SuspendedState: e.state, Events: evs,
 		})
 	} else {
+		answer := ""
+		if r.req.KeepAnswer && e.outcome == OutcomeCompleted {
+			answer = encodeAnswer(Answer{Content: e.content, Beside: r.beside})
+		}
 		_, err = r.rt.st.SettleRun(wctx, store.SettleRunParams{
 			ID: r.id, LeaseOwner: r.owner, Status: e.status, Outcome: string(e.outcome),
 			TerminationReason: string(e.term), Progress: r.prog, Error: cutUTF8(e.public, store.MaxRunErrorLen),
-			ErrorClass: clip(e.class), Events: evs,
+			ErrorClass: clip(e.class), Answer: answer, Events: evs,
 		})
 	}
 	if err != nil {

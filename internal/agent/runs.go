@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/t3agent/t3agent/internal/llm"
 	"github.com/t3agent/t3agent/internal/store"
@@ -43,6 +44,66 @@ func (rt *Runtime) Events(ctx context.Context, actor *typo3.BackendUser, access 
 	return rt.st.RunEvents(ctx, store.ListRunEventsParams{RunID: id, FromSeq: max(after+1, 0)})
 }
 
+// RunsPage is one page of Runs.
+type RunsPage struct {
+	Runs []store.Run
+	// Next is the id to pass as Before for the next page; "" when this
+	// page was the last.
+	Next string
+}
+
+// Runs lists the runs the actor sees, newest first, under the rule of
+// Status (see Access): every owner's for an admin or a token with
+// ScopeAdmin, the actor's own otherwise — naming another owner is then
+// refused. A service token needs agent:read.
+func (rt *Runtime) Runs(ctx context.Context, actor *typo3.BackendUser, access Access, p store.ListRunsParams) (RunsPage, error) {
+	if actor == nil || !access.permits(store.ScopeAgentRead) {
+		return RunsPage{}, ErrAccessDenied
+	}
+	if !seesEveryOwner(actor, access) {
+		if p.OwnerUsername != "" && p.OwnerUsername != actor.Username {
+			return RunsPage{}, ErrAccessDenied
+		}
+		p.OwnerUsername = actor.Username
+	}
+	rows, err := rt.st.Runs(ctx, p)
+	if err != nil {
+		return RunsPage{}, err
+	}
+	limit := p.Limit
+	if limit == 0 {
+		limit = store.DefaultRunLimit
+	}
+	page := RunsPage{Runs: make([]store.Run, 0, len(rows))}
+	if len(rows) > 0 && len(rows) == limit {
+		page.Next = rows[len(rows)-1].ID
+	}
+	for _, row := range rows {
+		if mayActOnRun(actor, access, row, store.ScopeAgentRead) {
+			page.Runs = append(page.Runs, row)
+		}
+	}
+	return page, nil
+}
+
+// Answer is the answer a completed run kept (Request.KeepAnswer), and
+// false when it kept none (not completed, or not asked to). It is read
+// under the rule of Status; a service token needs agent:read.
+func (rt *Runtime) Answer(ctx context.Context, actor *typo3.BackendUser, access Access, id string) (Answer, bool, error) {
+	if _, err := rt.readable(ctx, actor, access, id, store.ScopeAgentRead); err != nil {
+		return Answer{}, false, err
+	}
+	raw, err := rt.st.RunAnswer(ctx, id)
+	if err != nil || raw == "" {
+		return Answer{}, false, err
+	}
+	var a Answer
+	if err := json.Unmarshal([]byte(raw), &a); err != nil {
+		return Answer{}, false, fmt.Errorf("agent: the answer of run %s is not readable: %w", id, err)
+	}
+	return a, true, nil
+}
+
 // InboxItem is a waiting run the actor may decide, with its pending turn.
 type InboxItem struct {
 	Run    store.Run       `json:"run"`
@@ -55,6 +116,9 @@ type InboxItem struct {
 	// Unreadable is set when the sealed state does not open; such a run
 	// can only be cancelled.
 	Unreadable bool `json:"unreadable,omitempty"`
+	// Rights say what the reader may decide on the turn (a run waiting
+	// for approval; otherwise Reason is run_not_waiting).
+	Rights Rights `json:"rights"`
 }
 
 // pendingScopes are the scopes that let a service token read pending
@@ -64,14 +128,14 @@ func pendingScopes() []store.Scope {
 }
 
 // Inbox lists the waiting runs the actor may decide, newest first, each
-// with its pending calls and digest: every waiting run for an admin or a
-// service token with agent:read or agent:approve, a person's own
-// otherwise.
+// with its pending calls and digest: every waiting run for an admin (a
+// service token: with ScopeAdmin, or acting as an admin), the actor's
+// own otherwise. A service token needs agent:read or agent:approve.
 func (rt *Runtime) Inbox(ctx context.Context, actor *typo3.BackendUser, access Access) ([]InboxItem, error) {
-	if access.Service() && !seesEveryRun(actor, access, pendingScopes()...) || !access.Service() && actor == nil {
+	if actor == nil || !access.permits(pendingScopes()...) {
 		return nil, ErrAccessDenied
 	}
-	every := seesEveryRun(actor, access, pendingScopes()...)
+	every := seesEveryOwner(actor, access)
 	out := []InboxItem{}
 	for _, status := range []store.RunStatus{store.RunWaitingForApproval, store.RunWaitingForInput} {
 		p := store.ListRunsParams{Status: status, Limit: store.MaxRunLimit}
@@ -86,7 +150,7 @@ func (rt *Runtime) Inbox(ctx context.Context, actor *typo3.BackendUser, access A
 			if !mayActOnRun(actor, access, row, pendingScopes()...) {
 				continue
 			}
-			out = append(out, rt.pendingItem(ctx, row))
+			out = append(out, rt.pendingItem(ctx, actor, access, row))
 		}
 	}
 	return out, nil
@@ -103,19 +167,22 @@ func (rt *Runtime) Pending(ctx context.Context, actor *typo3.BackendUser, access
 	if err != nil {
 		return InboxItem{}, err
 	}
-	return rt.pendingItem(ctx, row), nil
+	return rt.pendingItem(ctx, actor, access, row), nil
 }
 
-// pendingItem opens the pending turn of a waiting run.
-func (rt *Runtime) pendingItem(ctx context.Context, row store.Run) InboxItem {
+// pendingItem opens the pending turn of a waiting run, with what the
+// reader may decide on it.
+func (rt *Runtime) pendingItem(ctx context.Context, actor *typo3.BackendUser, access Access, row store.Run) InboxItem {
 	it := InboxItem{Run: row}
 	waiting := row.Status == store.RunWaitingForApproval || row.Status == store.RunWaitingForInput
 	if !waiting || !row.HasSuspendedState {
+		it.Rights = rt.rights(ctx, actor, access, row, nil)
 		return it
 	}
 	it.Digest = row.TurnDigest
 	if rt.keyring == nil {
 		it.Unreadable = true
+		it.Rights = Rights{Reason: RefusedStateUnavailable}
 		return it
 	}
 	st, err := rt.openState(ctx, row.ID, "", row.Status == store.RunWaitingForInput)
@@ -124,11 +191,14 @@ func (rt *Runtime) pendingItem(ctx context.Context, row store.Run) InboxItem {
 	case errors.As(err, &re) && re.Code == RefusedNotWaiting:
 		// Decided meanwhile: the state is gone, so is the turn.
 		it.Digest = ""
+		it.Rights = Rights{Reason: RefusedNotWaiting}
 	case err != nil:
 		it.Unreadable = true
+		it.Rights = Rights{Reason: RefusedCorruptState}
 	default:
 		it.Calls, it.Input, it.Schema, it.Previews = st.Pending, st.InputTool, st.InputSchema, st.Previews
 		it.Digest = digestOf(st.Pending, st.InputTool, st.InputSchema)
+		it.Rights = rt.rights(ctx, actor, access, row, &st)
 	}
 	return it
 }

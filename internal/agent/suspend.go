@@ -27,6 +27,8 @@ type suspendedState struct {
 	Previews      []CallPreview   `json:"previews,omitempty"`
 	// Host marks an MCP host's call (SuspendHostCall): answered, it ends.
 	Host bool `json:"host,omitempty"`
+	// KeepAnswer is Request.KeepAnswer, for the segments that follow.
+	KeepAnswer bool `json:"keepAnswer,omitempty"`
 }
 
 type progressState struct {
@@ -75,7 +77,7 @@ func (r *run) suspend(msgs []llm.Message, pending *Pending) ending {
 	st := suspendedState{
 		Version: 1, Configuration: r.conf.Identifier, Messages: msgs, Pending: pending.Calls, Tools: r.req.Tools,
 		Caller: r.req.Caller, Calibration: r.cal, InputTool: pending.InputTool, InputSchema: pending.InputSchema,
-		Previews: pending.Previews, Host: r.host,
+		Previews: pending.Previews, Host: r.host, KeepAnswer: r.req.KeepAnswer,
 		Progress: progressState{
 			Rounds: r.prog.Rounds, ToolCalls: r.prog.ToolCalls, Usage: r.usage, Cost: r.prog.Cost,
 			CostUnknown: r.prog.CostUnknown, RequestedMax: r.req.MaxRounds,

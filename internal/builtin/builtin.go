@@ -4,9 +4,13 @@
 package builtin
 
 import (
+	"github.com/t3agent/t3agent/internal/builtin/accounts"
+	"github.com/t3agent/t3agent/internal/builtin/code"
 	"github.com/t3agent/t3agent/internal/builtin/configuration"
 	"github.com/t3agent/t3agent/internal/builtin/content"
+	"github.com/t3agent/t3agent/internal/builtin/files"
 	"github.com/t3agent/t3agent/internal/builtin/structure"
+	"github.com/t3agent/t3agent/internal/builtin/system"
 	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
@@ -19,5 +23,13 @@ func Tools(site *typo3.Site, policy *readpolicy.Policy) []tool.Tool {
 	out = append(out, content.Tools(site, policy)...)
 	out = append(out, structure.Tools(site, policy)...)
 	out = append(out, configuration.Tools(site, policy)...)
+	// Introspection: site configuration, code and system (issue 15).
+	out = append(out, configuration.SiteConfigTools(site)...)
+	out = append(out, code.Tools(site, policy)...)
+	out = append(out, system.Tools(site, policy)...)
+	// files and accounts: the FAL tools (storage allow-list: storage 1)
+	// and the admin-only backend user and group lists.
+	out = append(out, files.Tools(site, policy, nil)...)
+	out = append(out, accounts.Tools(site)...)
 	return out
 }

@@ -22,6 +22,10 @@ const (
 	CodeNotResumable           Code = "notResumable"
 	CodeDecisionInFlight       Code = "decisionInFlight"
 	CodeApprovalNotAllowed     Code = "approvalNotAllowed"
+	// CodeSecondApproverRequired: the configuration requires a second
+	// person to approve (four-eyes); the owner may deny, another person
+	// approves the run (the inbox, or POST /api/v1/runs/{id}/approve).
+	CodeSecondApproverRequired Code = "secondApproverRequired"
 	CodeNotAwaitingApproval    Code = "notAwaitingApproval"
 	CodeNotAwaitingInput       Code = "notAwaitingInput"
 	CodeInputInvalid           Code = "inputInvalid"
@@ -136,8 +140,17 @@ type View struct {
 	Conversation store.Conversation
 	// Resumable reports whether Retry may run the turn again.
 	Resumable bool
-	// MayDecide reports whether the reader may decide the pending card.
+	// MayDecide reports whether the reader may decide the pending card
+	// at all: MayApprove or MayDeny.
 	MayDecide bool
+	// MayApprove and MayDeny say what the reader may decide on the card
+	// of a conversation awaiting approval; DecideReason says why
+	// MayApprove is false (secondApproverRequired: another person must
+	// approve; notAwaitingApproval; approvalNotAllowed). All are zero on
+	// a conversation not awaiting approval.
+	MayApprove   bool
+	MayDeny      bool
+	DecideReason Code
 }
 
 // Page is what Messages answers.
@@ -209,7 +222,7 @@ type Availability struct {
 func Codes() []Code {
 	return []Code{
 		CodeAccessDenied, CodeConversationNotFound, CodeConversationProcessing, CodeNotResumable,
-		CodeDecisionInFlight, CodeApprovalNotAllowed, CodeNotAwaitingApproval, CodeNotAwaitingInput,
+		CodeDecisionInFlight, CodeApprovalNotAllowed, CodeSecondApproverRequired, CodeNotAwaitingApproval, CodeNotAwaitingInput,
 		CodeInputInvalid, CodeEditStale, CodeNotEditable, CodeEmptyMessage, CodeMessageTooLong,
 		CodeEmptyTitle, CodeTooManyActive, CodeTooManyConversations, CodeChatNotConfigured,
 		CodeStateChanged, CodeTimedOut, CodeRunFinishedOutside, CodeRunFailed,

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/t3agent/t3agent/internal/agent"
 	"github.com/t3agent/t3agent/internal/chat"
 	"github.com/t3agent/t3agent/internal/chat/chattest"
 	"github.com/t3agent/t3agent/internal/llm/llmtest"
@@ -138,8 +139,6 @@ func TestHandBack(t *testing.T) {
 		postgres bool
 	}{
 		{name: "stale digest", digest: func(string) string { return "stale" }, code: chat.HandBackStaleTurn, cause: "stale_turn"},
-		{name: "four eyes", config: "require_second_approver: true", digest: func(d string) string { return d },
-			code: chat.HandBackApproverNotPermitted, cause: "self_approval_denied"},
 		// The MCP server is removed by another process (its own Service
 		// on the store) while the turn waits: the approval is refused as
 		// the tool's, not the approver's.
@@ -191,6 +190,150 @@ func TestHandBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFourEyes: with require_second_approver the owner is told a second
+// person must approve (mayApprove false, mayDeny true, reason
+// secondApproverRequired) and an approval is refused before anything is
+// recorded; another person approves the run outside the chat, and the
+// conversation follows: the write ran once, the answer is appended and
+// the conversation is idle — through the maintenance pass, and through
+// reading it. On both stores.
+func TestFourEyes(t *testing.T) {
+	t.Parallel()
+	forStores(t, func(t *testing.T, postgres bool) {
+		for _, via := range []string{"maintenance", "read"} {
+			t.Run(via, func(t *testing.T) {
+				f := setup(t, chattest.Options{Postgres: postgres, ConfigYAML: "require_second_approver: true", Rounds: rounds(
+					beside("I will publish it.", publish("c1", "hello")),
+					llmtest.Text("Published."),
+				)})
+				ctx := context.Background()
+				ed, admin := f.Users["editor"], f.Users["admin"]
+				id, p := waitingForApproval(t, f, "editor")
+				runID := p.Conversation.RunID
+				v := p.View
+				if !v.MayDecide || v.MayApprove || !v.MayDeny || v.DecideReason != chat.CodeSecondApproverRequired {
+					t.Errorf("the owner's view: mayDecide %v mayApprove %v mayDeny %v reason %q", v.MayDecide, v.MayApprove, v.MayDeny, v.DecideReason)
+				}
+				if r := p.Pending.Rights; r.MayApprove || !r.MayDeny || r.Reason != agent.RefusedSelfApproval {
+					t.Errorf("the card's rights for the owner: %+v", r)
+				}
+				events := len(runEvents(t, f, runID))
+
+				_, err := f.Service.Decide(ctx, ed, chat.DecideParams{ID: id, Approve: true, Digest: p.Pending.Digest})
+				wantCode(t, "the owner's approval", err, chat.CodeSecondApproverRequired, http.StatusForbidden)
+				c := f.Conversation(t, id)
+				if c.Status != store.ConversationAwaitingApproval || c.ConversationState != (store.ConversationState{RunID: runID}) {
+					t.Errorf("the refused approval recorded something: %s %+v", c.Status, c.ConversationState)
+				}
+				if r := run(t, f, runID); r.Status != store.RunWaitingForApproval || len(runEvents(t, f, runID)) != events {
+					t.Errorf("the refused approval reached the run: %s", r.Status)
+				}
+				if ok, err := f.Service.ProcessNext(ctx); ok || err != nil {
+					t.Errorf("a refused approval queued a turn: %v, %v", ok, err)
+				}
+
+				// The second person approves the run, outside the chat.
+				res, err := f.Runtime.Approve(ctx, agent.ApproveParams{RunID: runID, Approver: admin, Approved: true, Digest: p.Pending.Digest})
+				if err != nil || res.Outcome != agent.OutcomeCompleted {
+					t.Fatalf("the admin's approval: %+v, %v", res, err)
+				}
+				if n := f.WriteCalls(); n != 1 {
+					t.Errorf("the MCP server saw %d writes, want 1", n)
+				}
+				switch via {
+				case "maintenance":
+					rep, err := f.Service.Maintain(ctx)
+					if err != nil || rep.Reconciled != 1 {
+						t.Errorf("maintenance: %+v, %v", rep, err)
+					}
+				case "read":
+					if q := page(t, f, "editor", id); q.Conversation.Status != store.ConversationIdle || q.Pending != nil || q.MayDecide {
+						t.Errorf("read after the approval: %s, card %+v", q.Conversation.Status, q.Pending)
+					}
+				}
+				c = f.Conversation(t, id)
+				if c.Status != store.ConversationIdle || c.ConversationState != (store.ConversationState{}) {
+					t.Fatalf("after the approval elsewhere: %s %+v", c.Status, c.ConversationState)
+				}
+				if got := shape(f.Messages(t, id)); got != "user:Publish hello\nassistant[beside]:I will publish it.\nassistant:Published.\n" {
+					t.Errorf("messages:\n%s", got)
+				}
+				// Followed once: another pass changes nothing.
+				if n, err := f.Service.Follow(ctx); n != 0 || err != nil {
+					t.Errorf("a second follow: %d, %v", n, err)
+				}
+			})
+		}
+	})
+}
+
+// TestFollowRunsDecidedElsewhere: a conversation waiting on a run that is
+// denied, cancelled or removed outside the chat moves on: the denied
+// run's answer is appended (idle), a cancelled or vanished run fails the
+// conversation with runFinishedOutside. The owner's own denial under
+// four-eyes still goes through the chat.
+func TestFollowRunsDecidedElsewhere(t *testing.T) {
+	f := setup(t, chattest.Options{ConfigYAML: "require_second_approver: true", Rounds: rounds(
+		llmtest.Calls(publish("c1", "one")),
+		llmtest.Text("Nothing was published."),
+		llmtest.Calls(publish("c2", "two")),
+		llmtest.Calls(publish("c4", "four")),
+		llmtest.Text("As you wish."),
+	)})
+	ctx := context.Background()
+	ed, admin := f.Users["editor"], f.Users["admin"]
+
+	denied, p := waitingForApproval(t, f, "editor")
+	if _, err := f.Runtime.Approve(ctx, agent.ApproveParams{RunID: p.Conversation.RunID, Approver: admin, Approved: false, Digest: p.Pending.Digest}); err != nil {
+		t.Fatal(err)
+	}
+	cancelled, q := waitingForApproval(t, f, "editor")
+	if _, err := f.Runtime.Cancel(ctx, admin, agent.Access{}, q.Conversation.RunID); err != nil {
+		t.Fatal(err)
+	}
+	// A conversation waiting on a run the store no longer has.
+	vc, err := f.Store.CreateConversation(ctx, store.CreateConversationParams{OwnerUID: ed.UID, OwnerUsername: ed.Username, Task: chattest.Task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Store.ChangeConversation(ctx, store.ChangeConversationParams{ID: vc.ID, From: []store.ConversationStatus{store.ConversationIdle},
+		To: store.ConversationAwaitingApproval, KeepMessages: -1, State: store.ConversationState{RunID: "no-such-run"}}); err != nil {
+		t.Fatal(err)
+	}
+	vanished := vc.ID
+	if n, err := f.Service.Follow(ctx); n != 3 || err != nil {
+		t.Errorf("follow: %d, %v", n, err)
+	}
+	if c := f.Conversation(t, denied); c.Status != store.ConversationIdle ||
+		shape(f.Messages(t, denied)) != "user:Publish hello\nassistant:Nothing was published.\n" {
+		t.Errorf("denied elsewhere: %s\n%s", c.Status, shape(f.Messages(t, denied)))
+	}
+	for _, id := range []int64{cancelled, vanished} {
+		if c := f.Conversation(t, id); c.Status != store.ConversationFailed || c.ErrorCode != string(chat.CodeRunFinishedOutside) {
+			t.Errorf("conversation %d: %s %+v", id, c.Status, c.ConversationState)
+		}
+	}
+
+	own, o := waitingForApproval(t, f, "editor")
+	if _, err := f.Service.Decide(ctx, ed, chat.DecideParams{ID: own, Approve: false, Digest: o.Pending.Digest}); err != nil {
+		t.Fatalf("the owner's denial under four-eyes: %v", err)
+	}
+	f.Drain(t)
+	if c := f.Conversation(t, own); c.Status != store.ConversationIdle || f.WriteCalls() != 0 {
+		t.Errorf("after the owner's denial: %s, %d writes", c.Status, f.WriteCalls())
+	}
+}
+
+// runEvents lists a run's events.
+func runEvents(t *testing.T, f *chattest.Fixture, id string) []store.RunEvent {
+	t.Helper()
+	evs, err := f.Store.RunEvents(context.Background(), store.ListRunEventsParams{RunID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
 }
 
 // removeMCPServerElsewhere removes the fixture's MCP server through

@@ -70,11 +70,43 @@ func (s *Service) taskFor(actor *typo3.BackendUser) string {
 	return s.set.Task
 }
 
-// mayDecide reports whether actor may decide the pending card of c: an
-// admin or the owner. The runtime checks again when the worker carries
-// the decision out (four-eyes included).
+// mayDecide reports whether actor may decide the pending card of c at
+// all: an admin or the owner. What they may decide is the runtime's
+// (rights).
 func mayDecide(actor *typo3.BackendUser, c store.Conversation) bool {
 	return actor != nil && (actor.Admin || (actor.UID == c.OwnerUID && actor.Username == c.OwnerUsername))
+}
+
+// rights says what actor may decide on the card of c, by the runtime's
+// rule (the one Approve applies): the owner of a run whose configuration
+// requires a second approver may deny, not approve. A conversation not
+// awaiting approval has no card: nothing may be decided, no reason.
+func (s *Service) rights(ctx context.Context, actor *typo3.BackendUser, c store.Conversation) (mayApprove, mayDeny bool, reason Code) {
+	if c.Status != store.ConversationAwaitingApproval || c.RunID == "" {
+		return false, false, ""
+	}
+	if !mayDecide(actor, c) {
+		return false, false, CodeApprovalNotAllowed
+	}
+	r, err := s.rt.Rights(ctx, actor, agent.Access{}, c.RunID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return false, false, CodeNotAwaitingApproval
+	case err != nil:
+		s.log.WarnContext(ctx, "what may be decided on a card cannot be read", "conversation", c.ID, "run_id", c.RunID, "error", err.Error())
+		return false, false, CodeApprovalNotAllowed
+	}
+	switch {
+	case r.MayApprove:
+		reason = ""
+	case r.Reason == agent.RefusedSelfApproval:
+		reason = CodeSecondApproverRequired
+	case r.Reason == agent.RefusedNotWaiting:
+		reason = CodeNotAwaitingApproval
+	default:
+		reason = CodeApprovalNotAllowed
+	}
+	return r.MayApprove, r.MayDeny, reason
 }
 
 // resumable: failed, or processing without a recorded decision.
@@ -82,8 +114,11 @@ func resumable(c store.Conversation) bool {
 	return c.Status == store.ConversationFailed || (c.Status == store.ConversationProcessing && !c.HasPendingDecision())
 }
 
-func (s *Service) view(actor *typo3.BackendUser, c store.Conversation) View {
-	return View{Conversation: c, Resumable: resumable(c), MayDecide: mayDecide(actor, c)}
+func (s *Service) view(ctx context.Context, actor *typo3.BackendUser, c store.Conversation) View {
+	v := View{Conversation: c, Resumable: resumable(c)}
+	v.MayApprove, v.MayDeny, v.DecideReason = s.rights(ctx, actor, c)
+	v.MayDecide = v.MayApprove || v.MayDeny
+	return v
 }
 
 // own returns conversation id if actor owns it; 404 otherwise, so that
@@ -148,7 +183,7 @@ func (s *Service) Create(ctx context.Context, actor *typo3.BackendUser) (View, e
 	if err != nil {
 		return View{}, err
 	}
-	return s.view(actor, c), nil
+	return s.view(ctx, actor, c), nil
 }
 
 // List lists actor's conversations, pinned first, then the most recently
@@ -166,13 +201,14 @@ func (s *Service) List(ctx context.Context, actor *typo3.BackendUser, includeArc
 		if c.OwnerUsername != actor.Username {
 			continue
 		}
-		out = append(out, s.view(actor, c))
+		out = append(out, s.view(ctx, actor, c))
 	}
 	return out, nil
 }
 
 // Messages returns the conversation with its messages after Seq after.
-// It first repairs a recorded decision no worker picked up (reconcile).
+// It first repairs a recorded decision no worker picked up (reconcile)
+// and moves a conversation on whose run was decided elsewhere (follow).
 // A waiting conversation carries its card or question (Pending); when
 // the run's pending turn cannot be read, Pending is nil and the reason is
 // logged.
@@ -181,7 +217,7 @@ func (s *Service) Messages(ctx context.Context, actor *typo3.BackendUser, id int
 	if err != nil {
 		return Page{}, err
 	}
-	if changed, err := s.reconcileOne(ctx, c); err != nil {
+	if changed, err := s.repair(ctx, c); err != nil {
 		s.log.WarnContext(ctx, "chat reconcile failed", "conversation", id, "error", err.Error())
 	} else if changed {
 		if c, err = s.own(ctx, actor, id); err != nil {
@@ -192,7 +228,7 @@ func (s *Service) Messages(ctx context.Context, actor *typo3.BackendUser, id int
 	if err != nil {
 		return Page{}, err
 	}
-	p := Page{View: s.view(actor, c), Messages: msgs, TotalCount: c.MessageCount}
+	p := Page{View: s.view(ctx, actor, c), Messages: msgs, TotalCount: c.MessageCount}
 	if (c.Status == store.ConversationAwaitingApproval || c.Status == store.ConversationAwaitingInput) && c.RunID != "" {
 		item, err := s.rt.Pending(ctx, actor, agent.Access{}, c.RunID)
 		if err != nil {
@@ -286,7 +322,7 @@ func (s *Service) Send(ctx context.Context, actor *typo3.BackendUser, p SendPara
 	if err != nil {
 		return View{}, lost(err, p.ID)
 	}
-	return s.view(actor, c), nil
+	return s.view(ctx, actor, c), nil
 }
 
 // titleOf is the first TitleLen characters of a message, on one line.
@@ -348,7 +384,7 @@ func (s *Service) Edit(ctx context.Context, actor *typo3.BackendUser, p EditPara
 	if err != nil {
 		return View{}, lost(err, p.ID)
 	}
-	return s.view(actor, c), nil
+	return s.view(ctx, actor, c), nil
 }
 
 // Retry queues the turn again over the stored transcript (a failed
@@ -385,7 +421,7 @@ func (s *Service) Retry(ctx context.Context, actor *typo3.BackendUser, id int64)
 	if err != nil {
 		return View{}, lost(err, id)
 	}
-	return s.view(actor, c), nil
+	return s.view(ctx, actor, c), nil
 }
 
 // Decide records an approval or a denial of the card a conversation
@@ -401,6 +437,19 @@ func (s *Service) Decide(ctx context.Context, actor *typo3.BackendUser, p Decide
 	}
 	if c.Status != store.ConversationAwaitingApproval || c.RunID == "" {
 		return View{}, refusal(http.StatusConflict, CodeNotAwaitingApproval, fmt.Sprintf("conversation %d is %s", c.ID, c.Status))
+	}
+	// What the runtime would refuse is refused here, before anything is
+	// recorded: a decision the worker could only hand back would leave
+	// the person waiting on a card they cannot release.
+	mayApprove, mayDeny, why := s.rights(ctx, actor, c)
+	if p.Approve && !mayApprove || !p.Approve && !mayDeny {
+		switch why {
+		case CodeSecondApproverRequired:
+			return View{}, refusal(http.StatusForbidden, why, fmt.Sprintf("run %s needs a second person to approve; %s started it", c.RunID, actor.Username))
+		case CodeNotAwaitingApproval:
+			return View{}, refusal(http.StatusConflict, why, fmt.Sprintf("run %s no longer waits for approval", c.RunID))
+		}
+		return View{}, refusal(http.StatusForbidden, CodeApprovalNotAllowed, actor.Username+" may not decide on run "+c.RunID)
 	}
 	reason := strings.TrimSpace(p.Reason)
 	if utf8.RuneCountInString(reason) > s.set.MaxMessageLength {
@@ -420,7 +469,7 @@ func (s *Service) Decide(ctx context.Context, actor *typo3.BackendUser, p Decide
 	if err != nil {
 		return View{}, lost(err, p.ID)
 	}
-	return s.view(actor, c), nil
+	return s.view(ctx, actor, c), nil
 }
 
 // Input records an answer to the question a conversation waits on; the
@@ -456,7 +505,7 @@ func (s *Service) Input(ctx context.Context, actor *typo3.BackendUser, p InputPa
 	if err != nil {
 		return View{}, lost(err, p.ID)
 	}
-	return s.view(actor, c), nil
+	return s.view(ctx, actor, c), nil
 }
 
 // answerText renders an answer for the transcript: the value of a
@@ -500,7 +549,7 @@ func (s *Service) flags(ctx context.Context, actor *typo3.BackendUser, p store.S
 		return View{}, err
 	}
 	s.notify(c.ID)
-	return s.view(actor, c), nil
+	return s.view(ctx, actor, c), nil
 }
 
 // Archive archives a conversation (it leaves the default list; cleanup

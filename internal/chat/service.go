@@ -35,6 +35,8 @@ type Runtime interface {
 	Status(ctx context.Context, actor *typo3.BackendUser, access agent.Access, id string) (store.Run, error)
 	Pending(ctx context.Context, actor *typo3.BackendUser, access agent.Access, id string) (agent.InboxItem, error)
 	Cancel(ctx context.Context, actor *typo3.BackendUser, access agent.Access, id string) (bool, error)
+	Rights(ctx context.Context, actor *typo3.BackendUser, access agent.Access, id string) (agent.Rights, error)
+	Answer(ctx context.Context, actor *typo3.BackendUser, access agent.Access, id string) (agent.Answer, bool, error)
 }
 
 // Tasks resolves a chat task to its configuration, live;

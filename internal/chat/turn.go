@@ -156,6 +156,8 @@ func (t *turn) newTurn(ctx context.Context) error {
 		Messages: Transcript(s.systemPrompt(task), msgs),
 		Actor:    owner,
 		Caller:   agent.Caller{Source: CallerSource, Operation: op},
+		// Whoever decides the run's card, the conversation gets its answer.
+		KeepAnswer: true,
 	})
 	return t.apply(ctx, res)
 }
@@ -271,19 +273,10 @@ func (t *turn) handBack(ctx context.Context, to store.ConversationStatus, code C
 // its own marked message, then the answer, card or question.
 func (t *turn) apply(ctx context.Context, res agent.Result) error {
 	var add []store.NewChatMessage
-	beside := func() {
-		for _, b := range res.Beside {
-			if strings.TrimSpace(b) != "" {
-				add = append(add, store.NewChatMessage{Role: store.ChatRoleAssistant, Content: b, BesideToolCall: true})
-			}
-		}
-	}
+	beside := func() { add = answerMessages(res.Beside, "") }
 	switch res.Outcome {
 	case agent.OutcomeCompleted:
-		beside()
-		if strings.TrimSpace(res.Content) != "" {
-			add = append(add, store.NewChatMessage{Role: store.ChatRoleAssistant, Content: res.Content})
-		}
+		add = answerMessages(res.Beside, res.Content)
 		return t.write(ctx, store.ConversationIdle, store.ConversationState{}, -1, bounded(add))
 	case agent.OutcomeAwaitingApproval:
 		beside()
@@ -308,6 +301,21 @@ func (t *turn) apply(ctx context.Context, res agent.Result) error {
 		}
 		return t.failRun(ctx, CodeRunFailed, msg, res.RunID)
 	}
+}
+
+// answerMessages are the messages of a run's answer: each text beside a
+// tool call its own marked message, then the answer (blank ones left out).
+func answerMessages(beside []string, content string) []store.NewChatMessage {
+	var add []store.NewChatMessage
+	for _, b := range beside {
+		if strings.TrimSpace(b) != "" {
+			add = append(add, store.NewChatMessage{Role: store.ChatRoleAssistant, Content: b, BesideToolCall: true})
+		}
+	}
+	if strings.TrimSpace(content) != "" {
+		add = append(add, store.NewChatMessage{Role: store.ChatRoleAssistant, Content: content})
+	}
+	return add
 }
 
 // bounded keeps the last messages of a change within the store's limit

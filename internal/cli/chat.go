@@ -131,6 +131,7 @@ func (a *app) chatWorkerCommand() *cobra.Command {
 	var poll time.Duration
 	var concurrency int
 	var drain bool
+	var metricsListen string
 	cmd := &cobra.Command{
 		Use:   "worker [--poll-interval 200ms] [--concurrency N]",
 		Short: "Run queued chat turns until stopped",
@@ -163,6 +164,11 @@ func (a *app) chatWorkerCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				stopMetrics, err := a.serveMetrics(ctx, metricsListen, r)
+				if err != nil {
+					return err
+				}
+				defer stopMetrics()
 				a.logger.Info("chat worker started", "concurrency", concurrency, "poll", poll.String(), "drain", drain)
 				w.Start(ctx)
 				w.Wait()
@@ -174,6 +180,7 @@ func (a *app) chatWorkerCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&poll, "poll-interval", 0, "how long an idle slot waits before looking again (default chat.poll_interval, 200ms)")
 	cmd.Flags().IntVar(&concurrency, "concurrency", 0, "how many turns run at once (default chat.worker_concurrency)")
 	cmd.Flags().BoolVar(&drain, "drain", false, "stop once no conversation is queued (batch use)")
+	cmd.Flags().StringVar(&metricsListen, "metrics-listen", "", "serve this worker's provider, tool and denial metrics on GET /metrics at this address")
 	return cmd
 }
 

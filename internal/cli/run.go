@@ -30,7 +30,7 @@ import (
 // caller closes the returned Providers.
 func (a *app) agentRuntime(r *runtime) (*agent.Runtime, *agentconfig.Service, *agent.Providers, error) {
 	cfgs := a.agentConfigs(r.store, r.keyring)
-	tel := telemetry.New(telemetry.Params{Store: r.store})
+	tel := telemetry.New(telemetry.Params{Store: r.store, OnCall: r.events.ProviderCall})
 	providers := agent.NewProviders(agent.ProvidersParams{Keys: cfgs, Logger: a.logger, TracerProvider: r.tracerProvider()})
 	rt, err := agent.New(agent.Params{
 		Gate: r.gate, Store: r.store, Providers: providers, Telemetry: tel, Keyring: r.keyring, Logger: a.logger,

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/trace"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/t3agent/t3agent/internal/config"
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/mcp"
+	"github.com/t3agent/t3agent/internal/metrics"
 	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/secret"
 	"github.com/t3agent/t3agent/internal/store"
@@ -43,6 +45,9 @@ type runtime struct {
 	mcp      *mcp.Service
 	// tracing exports spans when the otel: section or OTEL_* configure it.
 	tracing *tracing.Provider
+	// events counts this process's provider calls, tool calls and gate
+	// denials; serve exposes them on /metrics.
+	events *metrics.Events
 }
 
 // tracerProvider is what the instrumented packages take: nil when
@@ -75,7 +80,7 @@ func (r *runtime) Close() {
 
 // open connects to the store and the site and loads the TCA.
 func (a *app) open(ctx context.Context, cfg config.Config) (*runtime, error) {
-	r := &runtime{cfg: cfg}
+	r := &runtime{cfg: cfg, events: metrics.NewEvents()}
 	var err error
 	if r.tracing, err = tracing.Setup(ctx, tracing.SetupParams{Config: cfg.Otel.Tracing(), Environ: a.env.Environ, Version: Version()}); err != nil {
 		return nil, err
@@ -112,7 +117,8 @@ func (a *app) open(ctx context.Context, cfg config.Config) (*runtime, error) {
 		return nil, err
 	}
 	r.registry.SetLogger(a.logger)
-	r.gate, err = gate.New(gate.Params{Registry: r.registry, Store: r.store, Logger: a.logger, TracerProvider: r.tracerProvider()})
+	r.gate, err = gate.New(gate.Params{Registry: r.registry, Store: r.store, Logger: a.logger, TracerProvider: r.tracerProvider(),
+		OnCallFinished: r.events.ToolCall, OnDenied: r.events.Denied})
 	if err != nil {
 		r.Close()
 		return nil, err
@@ -210,6 +216,10 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 		return err
 	}
 
+	proxies, err := cfg.HTTP.Proxies()
+	if err != nil {
+		return err
+	}
 	srv := web.New(web.Params{
 		Logger:   a.logger,
 		SiteName: cfg.Site.Name,
@@ -218,12 +228,14 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 			{Name: "store", Probe: r.store.Ping},
 			{Name: "site database", Probe: r.db.Ping},
 		},
-		Users: func(ctx context.Context) ([]web.User, error) { return listUsers(ctx, r.site) },
 		API: &web.API{
-			Site: r.site, Credentials: r.store, Runs: r.store, Runtime: rt, Chat: chatSvc,
-			Gate: r.gate, Configs: cfgs, StreamPoll: cfg.Chat.StreamPoll,
+			Site: r.site, Credentials: r.store, Runtime: rt, Chat: chatSvc,
+			Gate: r.gate, Configs: cfgs, StreamPoll: cfg.Chat.StreamPoll, TrustedProxies: proxies,
 		},
-		MCP:     a.mcpServerParams(r, rt, cfgs),
+		MCP: a.mcpServerParams(r, rt, cfgs),
+		Collectors: []prometheus.Collector{
+			r.events, metrics.NewStore(metrics.StoreParams{Store: r.store, Logger: a.logger}),
+		},
 		Console: true,
 	})
 	if opts.workers > 0 {
@@ -270,16 +282,4 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 		opts.ready(addr)
 	}
 	return web.Serve(ctx, ln, tracing.Handler(srv.Handler(), r.tracerProvider()), cfg.HTTP.ShutdownTimeout, a.logger)
-}
-
-func listUsers(ctx context.Context, site *typo3.Site) ([]web.User, error) {
-	users, err := site.ListBackendUsers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]web.User, len(users))
-	for i, u := range users {
-		out[i] = web.User{Username: u.Username, Admin: u.Admin, CanAct: u.CanAct}
-	}
-	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 func (a *app) workerCommand() *cobra.Command {
 	var concurrency int
 	var drain bool
+	var metricsListen string
 	cmd := &cobra.Command{
 		Use:   "worker [--concurrency N]",
 		Short: "Run queued agent runs until stopped, and reap runs whose process died",
@@ -35,6 +36,11 @@ func (a *app) workerCommand() *cobra.Command {
 					return err
 				}
 				defer providers.Close()
+				stopMetrics, err := a.serveMetrics(ctx, metricsListen, r)
+				if err != nil {
+					return err
+				}
+				defer stopMetrics()
 				var done, failed int
 				results := make(chan agent.Result)
 				w, err := agent.NewWorker(agent.WorkerParams{Runtime: rt, Concurrency: concurrency, Drain: drain, Logger: a.logger,
@@ -66,6 +72,7 @@ func (a *app) workerCommand() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&concurrency, "concurrency", 1, "how many runs execute at once")
 	cmd.Flags().BoolVar(&drain, "drain", false, "stop once the queue is empty (batch use)")
+	cmd.Flags().StringVar(&metricsListen, "metrics-listen", "", "serve this worker's provider, tool and denial metrics on GET /metrics at this address")
 	return cmd
 }
 

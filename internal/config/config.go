@@ -377,6 +377,32 @@ type Log struct {
 // HTTP tunes the server.
 type HTTP struct {
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// TrustedProxies lists the reverse proxies (addresses or CIDR
+	// prefixes, comma-separated) whose X-Forwarded-For the login limit
+	// believes; empty trusts none.
+	TrustedProxies string `yaml:"trusted_proxies"`
+}
+
+// Proxies parses TrustedProxies.
+func (h HTTP) Proxies() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for part := range strings.SplitSeq(h.TrustedProxies, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(part); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(part)
+		if err != nil {
+			return nil, fmt.Errorf("http.trusted_proxies: %q is not an address or a prefix such as 10.0.0.0/8", part)
+		}
+		a = a.Unmap()
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
 }
 
 // Default returns the built-in defaults, rooted at dataDir.
@@ -614,6 +640,9 @@ func (c Config) Validate() error {
 	}
 	if c.HTTP.ShutdownTimeout <= 0 {
 		return errors.New("http.shutdown_timeout: must be a positive duration such as 15s")
+	}
+	if _, err := c.HTTP.Proxies(); err != nil {
+		return err
 	}
 	if err := c.MCP.check(); err != nil {
 		return err

@@ -2,9 +2,11 @@ package config
 
 import (
 	"encoding/base64"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +56,20 @@ log:
 	}
 }
 
+func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
+	h := HTTP{TrustedProxies: " 10.1.2.3/8, 192.0.2.7,::ffff:198.51.100.1 ,fd00::/8,"}
+	got, err := h.Proxies()
+	want := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32"),
+		netip.MustParsePrefix("198.51.100.1/32"), netip.MustParsePrefix("fd00::/8")}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("Proxies() = %v, %v; want %v", got, err, want)
+	}
+	if got, err := (HTTP{}).Proxies(); err != nil || len(got) != 0 {
+		t.Errorf("none = %v, %v", got, err)
+	}
+}
+
 func TestErrorsNameTheKey(t *testing.T) {
 	t.Parallel()
 	site := "site:\n  dsn: sqlite:s.db\n"
@@ -72,6 +88,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"missing root", "site:\n  dsn: sqlite:s.db\n  root: /does/not/exist\n", nil, "site.root: /does/not/exist is not a directory"},
 		{"bad env duration", site, []string{"T3AGENT_HTTP_SHUTDOWN_TIMEOUT=soon"}, "http.shutdown_timeout (from T3AGENT_HTTP_SHUTDOWN_TIMEOUT)"},
 		{"bad yaml", "listen: [\n", nil, "configuration file"},
+		{"bad proxy", site + "http:\n  trusted_proxies: 10.0.0.0/8, lb.internal\n", nil, `http.trusted_proxies: "lb.internal" is not an address`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

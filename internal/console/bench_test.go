@@ -22,7 +22,7 @@ import (
 func benchServer(b *testing.B) (*chattest.Fixture, http.Handler, *http.Cookie) {
 	b.Helper()
 	f := chattest.New(b, chattest.Options{})
-	api := &web.API{Site: f.Site, Credentials: f.Store, Runs: f.Store, Runtime: f.Runtime, Chat: f.Service,
+	api := &web.API{Site: f.Site, Credentials: f.Store, Runtime: f.Runtime, Chat: f.Service,
 		Gate: f.Gate, Configs: f.Tasks, Now: f.Clock.Now}
 	srv := web.New(web.Params{Logger: f.Logger, SiteName: "Nordlicht Pumps", Version: "bench", API: api, Console: true})
 	body := fmt.Sprintf(`{"username":"editor","password":%q}`, f.Demo.Password(b, "editor"))

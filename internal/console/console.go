@@ -77,6 +77,7 @@ type Chat interface {
 // Runtime is what the pages need of the agent runtime; *agent.Runtime
 // implements it. It decides who may see and act on which run.
 type Runtime interface {
+	Runs(ctx context.Context, actor *typo3.BackendUser, access agent.Access, p store.ListRunsParams) (agent.RunsPage, error)
 	Events(ctx context.Context, actor *typo3.BackendUser, access agent.Access, id string, after int64) ([]store.RunEvent, error)
 	Inbox(ctx context.Context, actor *typo3.BackendUser, access agent.Access) ([]agent.InboxItem, error)
 	Pending(ctx context.Context, actor *typo3.BackendUser, access agent.Access, id string) (agent.InboxItem, error)
@@ -85,18 +86,12 @@ type Runtime interface {
 	SubmitInput(ctx context.Context, p agent.SubmitInputParams) (agent.Result, error)
 }
 
-// RunLister lists runs; store.Runs implements it.
-type RunLister interface {
-	Runs(ctx context.Context, params store.ListRunsParams) ([]store.Run, error)
-}
-
-// Params configure a Console. Auth, Runtime and Runs are required; a nil
+// Params configure a Console. Auth and Runtime are required; a nil
 // Chat shows the chat as unavailable.
 type Params struct {
 	Auth     Auth
 	Chat     Chat
 	Runtime  Runtime
-	Runs     RunLister
 	Logger   *slog.Logger
 	SiteName string
 	Version  string

@@ -38,14 +38,11 @@ func (c *Console) dashboard(q *req) error {
 	var v dashboardView
 	now := c.p.Now().UTC()
 	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-	p := store.ListRunsParams{Limit: store.MaxRunLimit}
-	if !q.isAdmin() {
-		p.OwnerUsername = q.user().Username
-	}
-	rows, err := c.p.Runs.Runs(ctx, p)
+	page, err := c.p.Runtime.Runs(ctx, q.user(), agent.Access{}, store.ListRunsParams{Limit: store.MaxRunLimit})
 	if err != nil {
 		return err
 	}
+	rows := page.Runs
 	counts := map[store.RunStatus]int{}
 	older := false
 	for _, r := range rows {
@@ -53,13 +50,10 @@ func (c *Console) dashboard(q *req) error {
 			older = true
 			continue
 		}
-		if !q.isAdmin() && r.OwnerUID != q.user().UID {
-			continue
-		}
 		counts[r.Status]++
 		v.TodayTotal++
 	}
-	v.TodayMore = len(rows) == p.Limit && !older
+	v.TodayMore = page.Next != "" && !older
 	for _, st := range runStatuses {
 		if counts[st] > 0 {
 			v.Today = append(v.Today, statusCount{st, counts[st]})

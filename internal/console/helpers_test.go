@@ -120,7 +120,7 @@ func setup(t *testing.T, o options) *env {
 	}
 	f := chattest.New(t, co)
 	api := &web.API{
-		Site: f.Site, Credentials: f.Store, Runs: f.Store, Runtime: f.Runtime, Chat: f.Service,
+		Site: f.Site, Credentials: f.Store, Runtime: f.Runtime, Chat: f.Service,
 		Gate: f.Gate, Configs: f.Tasks, Now: f.Clock.Now,
 		// The streams re-read often, so a test never waits on the
 		// default poll when a change comes from the worker.

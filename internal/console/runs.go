@@ -107,25 +107,26 @@ func (c *Console) runsList(q *req) error {
 	if len(p.Before) > 128 || len(v.Owner) > 255 || len(v.Configuration) > 255 || len(v.Source) > 64 {
 		return &pageError{http.StatusBadRequest, "error.form"}
 	}
+	// The runtime decides whose runs the user sees (its own unless an
+	// admin); only an admin's owner filter is passed on.
 	if q.isAdmin() {
 		p.OwnerUsername = v.Owner
 	} else {
-		p.OwnerUsername, v.Owner = q.user().Username, ""
+		v.Owner = ""
 	}
 	narrowed := v.Configuration != "" || v.Source != ""
 	if narrowed {
 		p.Limit = store.MaxRunLimit
 	}
 	for scanned := 0; ; {
-		rows, err := c.p.Runs.Runs(q.r.Context(), p)
+		page, err := c.p.Runtime.Runs(q.r.Context(), q.user(), agent.Access{}, p)
 		if err != nil {
 			return err
 		}
+		rows := page.Runs
 		scanned += len(rows)
 		for _, r := range rows {
 			switch {
-			// A username reused by a later account does not inherit runs.
-			case !q.isAdmin() && r.OwnerUID != q.user().UID:
 			case v.Configuration != "" && r.Configuration != v.Configuration:
 			case v.Source != "" && r.CallerSource != v.Source:
 			default:
@@ -139,10 +140,10 @@ func (c *Console) runsList(q *req) error {
 			v.Next = v.Runs[runsPage-1].ID
 			break
 		}
-		if len(rows) < p.Limit {
+		if page.Next == "" {
 			break
 		}
-		p.Before = rows[len(rows)-1].ID
+		p.Before = page.Next
 		if !narrowed || scanned >= runsScan {
 			// The page is short; the next one goes on from here.
 			v.Next = p.Before

@@ -53,11 +53,7 @@ func writeProject(root string, p InitParams, d typo3.Dialect, dsn string) error 
 			return err
 		}
 	}
-	logo, err := skeleton.ReadFile("skeleton/packages/site_demo/Resources/Public/Images/logo.svg")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(root, "public", "fileadmin", "user_upload", "logo.svg"), logo, 0o644); err != nil {
+	if err := writeFAL(root); err != nil {
 		return err
 	}
 	settings, err := settingsPHP(d, dsn)

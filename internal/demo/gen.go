@@ -260,9 +260,12 @@ func (g *generator) content(pagesList []pageInfo) error {
 // demoFiles are the images and documents of fileadmin/ the content uses.
 type demoFile struct {
 	name, folder, mime, ext string
-	size                    int
 	width, height           int
 	title                   string
+	// storage is the sys_file_storage uid (0 means 1).
+	storage int
+	// missing files are indexed but not on disk (sys_file.missing 1).
+	missing bool
 }
 
 func demoFileList() []demoFile {
@@ -272,13 +275,20 @@ func demoFileList() []demoFile {
 	files := make([]demoFile, 0, len(imgs)+3)
 	for i, n := range imgs {
 		files = append(files, demoFile{name: n + ".jpg", folder: "/user_upload/images/", mime: "image/jpeg", ext: "jpg",
-			size: 180000 + i*23417, width: 1920, height: 1280 - (i%3)*200, title: strings.ReplaceAll(n, "-", " ")})
+			width: 192, height: 128 - (i%3)*20, title: strings.ReplaceAll(n, "-", " ")})
 	}
 	files = append(files,
-		demoFile{name: "logo.svg", folder: "/user_upload/", mime: "image/svg+xml", ext: "svg", size: 4211, width: 240, height: 64, title: "Nordlicht Pumps logo"},
-		demoFile{name: "aqua-200-datasheet.pdf", folder: "/user_upload/documents/", mime: "application/pdf", ext: "pdf", size: 845112, title: "Aqua 200 data sheet"},
-		demoFile{name: "price-list-2026.pdf", folder: "/internal/", mime: "application/pdf", ext: "pdf", size: 233876, title: "Price list 2026 (internal)"},
+		demoFile{name: "logo.svg", folder: "/user_upload/", mime: "image/svg+xml", ext: "svg", width: 240, height: 64, title: "Nordlicht Pumps logo"},
+		demoFile{name: "aqua-200-datasheet.pdf", folder: "/user_upload/documents/", mime: "application/pdf", ext: "pdf", title: "Aqua 200 data sheet"},
+		demoFile{name: "price-list-2026.pdf", folder: "/internal/", mime: "application/pdf", ext: "pdf", title: "Price list 2026 (internal)"},
+		demoFile{name: "fjord-350-datasheet.pdf", folder: "/user_upload/documents/", mime: "application/pdf", ext: "pdf", title: "Fjord 350 data sheet", missing: true},
+		demoFile{name: "minutes-2025-q4.pdf", folder: "/board/", mime: "application/pdf", ext: "pdf", title: "Board minutes Q4 2025", storage: 2},
 	)
+	for i := range files {
+		if files[i].storage == 0 {
+			files[i].storage = 1
+		}
+	}
 	return files
 }
 
@@ -307,11 +317,16 @@ func (g *generator) files() error {
 			typ = 5 // application
 		}
 		ts := g.now - int64(400-i)*86400
+		body := demoFileBytes(i, f)
+		missing := 0
+		if f.missing {
+			missing = 1
+		}
 		files = append(files, map[string]any{
 			"uid": uid, "pid": 0, "tstamp": ts, "last_indexed": ts, "identifier": id,
 			"identifier_hash": sha1hex(id), "folder_hash": sha1hex(f.folder), "extension": f.ext, "name": f.name,
-			"sha1": sha1hex("nordlicht:" + id), "creation_date": ts, "modification_date": ts, "size": f.size,
-			"storage": 1, "type": typ, "mime_type": f.mime, "missing": 0, "metadata": 0,
+			"sha1": sha1hex(string(body)), "creation_date": ts, "modification_date": ts, "size": len(body),
+			"storage": f.storage, "type": typ, "mime_type": f.mime, "missing": missing, "metadata": 0,
 		})
 		meta = append(meta, map[string]any{
 			"uid": uid, "pid": 0, "tstamp": ts, "crdate": ts, "file": uid, "title": f.title,
@@ -319,13 +334,22 @@ func (g *generator) files() error {
 			"sys_language_uid": 0, "l10n_parent": 0, "categories": 0,
 		})
 	}
+	crop := `{"default":{"cropArea":{"x":0,"y":0,"width":1,"height":1},"selectedRatio":"NaN","focusArea":null}}`
 	for i, fr := range g.fileRefs {
 		refs = append(refs, map[string]any{
 			"uid": i + 1, "pid": fr.pid, "tstamp": fr.crdate, "crdate": fr.crdate, "deleted": 0, "hidden": 0,
 			"sys_language_uid": 0, "l10n_parent": 0, "uid_local": fr.file, "uid_foreign": fr.content,
 			"tablenames": "tt_content", "fieldname": fr.field, "sorting_foreign": fr.sorting,
-			"title": nil, "alternative": nil, "description": nil, "link": "",
-			"crop": `{"default":{"cropArea":{"x":0,"y":0,"width":1,"height":1},"selectedRatio":"NaN","focusArea":null}}`,
+			"title": nil, "alternative": nil, "description": nil, "link": "", "crop": crop,
+		})
+	}
+	for i, x := range extraFileRefs() {
+		ts := g.now - int64(90-i)*86400
+		refs = append(refs, map[string]any{
+			"uid": len(g.fileRefs) + i + 1, "pid": x.pid, "tstamp": ts, "crdate": ts, "deleted": x.deleted, "hidden": x.hidden,
+			"sys_language_uid": 0, "l10n_parent": 0, "uid_local": x.file, "uid_foreign": x.foreign,
+			"tablenames": x.table, "fieldname": x.field, "sorting_foreign": 1,
+			"title": nil, "alternative": nil, "description": nil, "link": "", "crop": nil,
 		})
 	}
 	for _, st := range []struct {
@@ -466,7 +490,7 @@ func (g *generator) storage() error {
 </T3FlexForms>`,
 		"is_browsable": 1, "is_public": 1, "is_writable": 1, "is_online": 1, "is_default": 1,
 		"auto_extract_metadata": 1, "processingfolder": "1:/_processed_/",
-	}}); err != nil {
+	}, archiveStorage(ts)}); err != nil {
 		return err
 	}
 	return g.rows("sys_filemounts", []map[string]any{
@@ -522,6 +546,18 @@ func (g *generator) refindex() error {
 			return err
 		}
 		if err := add("sys_file_reference", i+1, "uid_local", 0, "sys_file", fr.file); err != nil {
+			return err
+		}
+	}
+	for i, x := range extraFileRefs() {
+		if x.deleted != 0 {
+			continue
+		}
+		uid := len(g.fileRefs) + i + 1
+		if err := add(x.table, x.foreign, x.field, 0, "sys_file_reference", uid); err != nil {
+			return err
+		}
+		if err := add("sys_file_reference", uid, "uid_local", 0, "sys_file", x.file); err != nil {
 			return err
 		}
 	}

@@ -283,7 +283,7 @@ func build(ctx context.Context, p InitParams, dsn string) (_ *Result, err error)
 		// The rows are in, but the demo is not complete without its files
 		// and marker: take the rows out again.
 		if err != nil {
-			dropTables(db, SiteSchema())
+			dropTables(db, demoSchema())
 		}
 	}()
 	res := &Result{
@@ -298,6 +298,9 @@ func build(ctx context.Context, p InitParams, dsn string) (_ *Result, err error)
 	}
 	if err := writeProject(res.ProjectRoot, p, db.Dialect, dsn); err != nil {
 		return nil, err
+	}
+	if err := writeSystemFiles(res.ProjectRoot, p); err != nil {
+		return nil, fmt.Errorf("write system files: %w", err)
 	}
 	if err := writeCredentials(res.CredentialsFile, res.Users, p.Now); err != nil {
 		return nil, err
@@ -321,7 +324,7 @@ func build(ctx context.Context, p InitParams, dsn string) (_ *Result, err error)
 
 // populate creates the schema in db and fills it.
 func populate(ctx context.Context, db *typo3.DB, p InitParams, hashes func() ([]userRow, []string, error)) (counts map[string]int, err error) {
-	schema := SiteSchema()
+	schema := demoSchema()
 	if err := ensureEmpty(ctx, db, schema); err != nil {
 		return nil, err
 	}
@@ -351,6 +354,9 @@ func populate(ctx context.Context, db *typo3.DB, p InitParams, hashes func() ([]
 		now: p.Now.Unix(), p: p, slugs: slugs{}, counts: map[string]int{}, pageTitles: map[int]string{},
 	}
 	if err := g.generate(hashes); err != nil {
+		return nil, err
+	}
+	if err := g.scheduler(); err != nil {
 		return nil, err
 	}
 	if err := tx.Commit(); err != nil {

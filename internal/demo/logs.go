@@ -85,9 +85,11 @@ func writeLogs(dir string, p InitParams) error {
 		projectPath+"/vendor/typo3/cms-backend/Classes/Http/Application.php(84): TYPO3\\CMS\\Backend\\Http\\RouteDispatcher->dispatch(Object(TYPO3\\CMS\\Core\\Http\\ServerRequest))",
 		projectPath+"/public/typo3/index.php(20): TYPO3\\CMS\\Backend\\Http\\Application->run()",
 	)
+	// The site package's own processor throws; its frames lead into
+	// packages/site_demo (PHP reports the real path behind vendor/'s symlink).
 	teaserTrace := stackTrace(
-		projectPath+"/vendor/typo3/cms-frontend/Classes/DataProcessing/DatabaseQueryProcessor.php(98): TYPO3\\CMS\\Frontend\\ContentObject\\ContentObjectRenderer->getRecords('pages', Array)",
-		projectPath+"/vendor/typo3/cms-frontend/Classes/ContentObject/ContentDataProcessor.php(77): TYPO3\\CMS\\Frontend\\DataProcessing\\DatabaseQueryProcessor->process(Object(TYPO3\\CMS\\Frontend\\ContentObject\\ContentObjectRenderer), Array, Array, Array)",
+		projectPath+"/packages/site_demo/Classes/DataProcessing/TeaserPagesProcessor.php(22): Nordlicht\\SiteDemo\\DataProcessing\\TeaserPagesProcessor->pageUids(Array)",
+		projectPath+"/vendor/typo3/cms-frontend/Classes/ContentObject/ContentDataProcessor.php(77): Nordlicht\\SiteDemo\\DataProcessing\\TeaserPagesProcessor->process(Object(TYPO3\\CMS\\Frontend\\ContentObject\\ContentObjectRenderer), Array, Array, Array)",
 		projectPath+"/vendor/typo3/cms-frontend/Classes/ContentObject/FluidTemplateContentObject.php(83): TYPO3\\CMS\\Frontend\\ContentObject\\ContentDataProcessor->process(Object(TYPO3\\CMS\\Frontend\\ContentObject\\ContentObjectRenderer), Array, Array)",
 		projectPath+"/vendor/typo3/cms-frontend/Classes/ContentObject/ContentObjectRenderer.php(791): TYPO3\\CMS\\Frontend\\ContentObject\\FluidTemplateContentObject->render(Array)",
 		projectPath+"/vendor/typo3/cms-frontend/Classes/Http/RequestHandler.php(267): TYPO3\\CMS\\Frontend\\ContentObject\\ContentObjectRenderer->cObjGet(Array)",
@@ -125,7 +127,17 @@ func writeLogs(dir string, p InitParams) error {
 	add(at(4, 13, 12), "CRITICAL", "TYPO3.CMS.Frontend.ContentObject.Exception.ProductionExceptionHandler",
 		"Oops, an error occurred! Code: "+at(4, 13, 12).Format("20060102150405")+"9d03f6b1",
 		map[string]any{"exception": "UnexpectedValueException: The page teaser has no pages to show; check its \"Pages to show\" field. in " +
-			projectPath + "/vendor/typo3/cms-frontend/Classes/ContentObject/ContentObjectRenderer.php:5734\nStack trace:\n" + teaserTrace})
+			projectPath + "/packages/site_demo/Classes/DataProcessing/TeaserPagesProcessor.php:40\nStack trace:\n" + teaserTrace})
+	// A mail transport failure whose message carries the SMTP DSN with its
+	// password, as Symfony Mailer writes it: the tools must mask it.
+	add(at(3, 9, 41), "ERROR", "TYPO3.CMS.Core.Mail.Mailer",
+		"Sending the dealer enquiry mail failed",
+		map[string]any{"exception": "Symfony\\Component\\Mailer\\Exception\\TransportException: Connection could not be established with host \"smtp://mailer:" + p.mailPassword() + "@mail.nordlicht-pumps.example:587\": stream_socket_client(): Unable to connect in " +
+			projectPath + "/vendor/symfony/mailer/Transport/Smtp/Stream/SocketStream.php:154\nStack trace:\n" + stackTrace(
+			projectPath+"/vendor/symfony/mailer/Transport/Smtp/SmtpTransport.php(279): Symfony\\Component\\Mailer\\Transport\\Smtp\\Stream\\SocketStream->initialize()",
+			projectPath+"/vendor/typo3/cms-core/Classes/Mail/Mailer.php(117): Symfony\\Component\\Mailer\\Transport\\AbstractTransport->send(Object(Symfony\\Component\\Mime\\Email), NULL)",
+			projectPath+"/public/index.php(20): TYPO3\\CMS\\Frontend\\Http\\Application->run()",
+		)})
 	// Entries are written in time order, as a live log would have them.
 	for i := 1; i < len(entries); i++ {
 		for j := i; j > 0 && entries[j].t.Before(entries[j-1].t); j-- {
@@ -137,7 +149,7 @@ func writeLogs(dir string, p InitParams) error {
 	}
 
 	deprecations := []string{
-		`Core: Error handler (FE): TYPO3 Deprecation Notice: Using "$GLOBALS['TSFE']" is deprecated and will stop working in TYPO3 v14. Use the request attribute "frontend.page.information" instead. in ` + projectPath + `/vendor/nordlicht/site-demo/Classes/ViewHelpers/PageTitleViewHelper.php line 38`,
+		`Core: Error handler (FE): TYPO3 Deprecation Notice: Using "$GLOBALS['TSFE']" is deprecated and will stop working in TYPO3 v14. Use the request attribute "frontend.page.information" instead. in ` + projectPath + `/packages/site_demo/Classes/ViewHelpers/PageTitleViewHelper.php line 37`,
 		`Core: Error handler (BE): TYPO3 Deprecation Notice: ExtensionManagementUtility::addPiFlexFormValue() with a CType other than "*" is deprecated. in ` + projectPath + `/vendor/typo3/cms-core/Classes/Utility/ExtensionManagementUtility.php line 1023`,
 		`Core: Error handler (FE): TYPO3 Deprecation Notice: TypoScript condition "getTSFE()" is deprecated, use "request.getPageArguments()" or "frontend.page.information" instead. in ` + projectPath + `/vendor/typo3/cms-core/Classes/ExpressionLanguage/FunctionsProvider/Typo3ConditionFunctionsProvider.php line 121`,
 		`Core: Error handler (BE): TYPO3 Deprecation Notice: Page TSconfig option "mod.web_layout.tt_content.preview" with a Fluid template is deprecated, register a PreviewRenderer instead. in ` + projectPath + `/vendor/typo3/cms-backend/Classes/Preview/StandardContentPreviewRenderer.php line 88`,

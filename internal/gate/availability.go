@@ -159,7 +159,7 @@ func (a *Availability) ClearGroup(ctx context.Context, group string) error {
 func (a *Availability) knownGroup(ctx context.Context, group string) bool {
 	switch group {
 	case tool.GroupContent, tool.GroupStructure, tool.GroupConfiguration, tool.GroupSystem,
-		tool.GroupAccounts, tool.GroupRAG, tool.GroupFiles:
+		tool.GroupAccounts, tool.GroupRAG, tool.GroupFiles, tool.GroupCode:
 		// The groups of SPEC §2 are valid even with no tool in them yet.
 		return true
 	}

@@ -54,8 +54,10 @@
 // once per schema, with references outside the schema refused), runs the
 // tool under a deadline, and bounds what comes back. Every failure is an
 // error result the model can read; causes, panics and stacks go to the
-// log only. OnCallFinished reports each call's outcome and duration for
-// metrics and traces.
+// log only. OnCallFinished reports each call's outcome and duration (and
+// whether the registry holds the tool) for metrics and traces; OnDenied
+// reports each recorded denial with its reason and stage (offer, call,
+// decide), for metrics.
 //
 // # Availability
 //
@@ -67,7 +69,7 @@
 // # Concurrency
 //
 // A Gate, an Availability and an Offered are safe for concurrent use by
-// any number of goroutines; Decision, Config and CallReport are plain
-// values. The gate keeps no per-run state: a run keeps its Offered.
+// any number of goroutines; Decision, Config, CallReport and Denial are
+// plain values. The gate keeps no per-run state: a run keeps its Offered.
 // Invoke returns when the tool returns, so tools must honour ctx.
 package gate

@@ -24,6 +24,23 @@ const (
 	EventWriteUnapproved = "write_unapproved"
 )
 
+// Stage is where the gate denied a tool, for metrics.
+type Stage string
+
+const (
+	StageOffer  Stage = "offer"  // Offer left the tool out of a turn
+	StageCall   Stage = "call"   // Invoke refused a call, or RecordUnapproved
+	StageDecide Stage = "decide" // Decide answered a direct question
+)
+
+// Denial describes one denial for Params.OnDenied. It holds no arguments,
+// no actor and no run: only what a metric may count.
+type Denial struct {
+	Tool   string
+	Reason Reason
+	Stage  Stage
+}
+
 // UnapprovedParams are the parameters of RecordUnapproved.
 type UnapprovedParams struct {
 	Tool   string
@@ -47,10 +64,18 @@ func (g *Gate) RecordUnapproved(ctx context.Context, p UnapprovedParams) error {
 	ev := eventOf(EventWriteUnapproved, d, s)
 	g.log.WarnContext(ctx, "approval-bound call refused: its turn was never approved", "tool", ev.Tool, "reason", ev.Reason,
 		"actor", ev.ActorUsername, "actor_uid", ev.ActorUID, "configuration", ev.Configuration, "run_id", ev.RunID)
+	g.deny(ctx, StageCall, d)
 	if _, err := g.st.RecordGovernanceEvent(ctx, ev); err != nil {
 		return fmt.Errorf("gate: cannot record write_unapproved for tool %q: %w", p.Tool, err)
 	}
 	return nil
+}
+
+// deny reports a denial to Params.OnDenied.
+func (g *Gate) deny(ctx context.Context, stage Stage, d Decision) {
+	if g.denied != nil {
+		g.denied(ctx, Denial{Tool: d.Tool, Reason: d.Reason, Stage: stage})
+	}
 }
 
 // record logs and stores a governance event for every denied or
@@ -59,7 +84,7 @@ func (g *Gate) RecordUnapproved(ctx context.Context, p UnapprovedParams) error {
 // become denials, because observing without a record is not observing.
 // Events carry who, what and why, never arguments; the store has no place
 // for them.
-func (g *Gate) record(ctx context.Context, s scope, ds []Decision) []Decision {
+func (g *Gate) record(ctx context.Context, stage Stage, s scope, ds []Decision) []Decision {
 	var events []store.RecordGovernanceEventParams
 	var denied []string
 	for _, d := range ds {
@@ -81,6 +106,13 @@ func (g *Gate) record(ctx context.Context, s scope, ds []Decision) []Decision {
 	if len(events) == 0 {
 		return ds
 	}
+	defer func() {
+		for _, d := range ds {
+			if !d.Allowed {
+				g.deny(ctx, stage, d)
+			}
+		}
+	}()
 	if len(denied) > 0 {
 		// One line per decision batch: an offer denies the same tools to
 		// the same user run after run; each denial is an event of its own.

@@ -2,12 +2,14 @@ package gate_test
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -185,14 +187,7 @@ func TestObserveNeedsItsRecord(t *testing.T) {
 	ctx := t.Context()
 	diag := newTool("diag", func(s *tool.Spec) { s.DataClass = tool.SystemDiagnostics })
 	e := newEnv(t, envParams{builtins: []tool.Tool{diag, newTool("plain")}})
-	raw, err := sql.Open("sqlite", "file:"+e.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	if _, err := raw.ExecContext(ctx, `DROP TABLE governance_events`); err != nil {
-		t.Fatal(err)
-	}
+	e.dropGovernanceEvents()
 	cfg := gate.Config{TrustZone: tool.ZoneExternalGlobal}
 	e.setEnforcement(gate.Observe)
 	d, err := e.gate.Decide(ctx, gate.DecideParams{Tool: "diag", Config: cfg})
@@ -249,14 +244,7 @@ func TestRecordUnapproved(t *testing.T) {
 	if !strings.Contains(e.logs.String(), `level=WARN msg="approval-bound call refused: its turn was never approved" tool=notify reason=write_unapproved`) {
 		t.Errorf("log lacks the event:\n%s", e.logs.String())
 	}
-	raw, err := sql.Open("sqlite", "file:"+e.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	if _, err := raw.ExecContext(ctx, `DROP TABLE governance_events`); err != nil {
-		t.Fatal(err)
-	}
+	e.dropGovernanceEvents()
 	if err := e.gate.RecordUnapproved(ctx, gate.UnapprovedParams{Tool: "notify", Actor: editor(), Config: cfg, RunID: "run-7"}); err == nil {
 		t.Error("a lost write_unapproved event was not reported")
 	}
@@ -292,5 +280,85 @@ func TestOfferLogsDenialsOnce(t *testing.T) {
 	}
 	if n := strings.Count(logs, `msg="tool allowed only because enforcement is observe"`); n != 2 {
 		t.Errorf("%d observe warnings, want one per tool:\n%s", n, logs)
+	}
+}
+
+// TestOnDenied: every recorded denial is reported once with its stage and
+// reason; allowed and observed-only decisions are not, unless the record
+// of an observed-only one cannot be stored and it becomes a denial.
+func TestOnDenied(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	var mu sync.Mutex
+	var got []string
+	diag := newTool("diag", func(s *tool.Spec) { s.DataClass = tool.SystemDiagnostics })
+	e := newEnv(t, envParams{
+		builtins: []tool.Tool{diag, newTool("plain"), newTool("admin_only", func(s *tool.Spec) { s.AdminOnly = true })},
+		denied: func(_ context.Context, d gate.Denial) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, fmt.Sprintf("%s:%s:%s", d.Stage, d.Reason, d.Tool))
+		},
+	})
+	take := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := got
+		got = nil
+		return out
+	}
+	eu := gate.Config{Name: "eu", TrustZone: tool.ZoneExternalEU}
+	o, err := e.gate.Offer(ctx, gate.OfferParams{Actor: editor(), Config: eu})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.gate.Decide(ctx, gate.DecideParams{Tool: "missing", Actor: editor(), Config: eu}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.gate.Decide(ctx, gate.DecideParams{Tool: "plain", Actor: editor(), Config: eu}); err != nil {
+		t.Fatal(err)
+	}
+	e.gate.Invoke(ctx, gate.InvokeParams{Name: "plain", Config: eu, Offered: o, Call: tool.Call{Actor: editor()}})
+	e.gate.Invoke(ctx, gate.InvokeParams{Name: "admin_only", Config: eu, Offered: o, Call: tool.Call{Actor: editor()}})
+	if err := e.gate.RecordUnapproved(ctx, gate.UnapprovedParams{Tool: "plain", Actor: editor(), Config: eu}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"offer:requires_admin:admin_only", "offer:trust_zone:diag",
+		"decide:not_registered:missing",
+		"call:requires_admin:admin_only",
+		"call:write_unapproved:plain",
+	}
+	if g := take(); !slices.Equal(g, want) {
+		t.Errorf("denials = %q, want %q", g, want)
+	}
+
+	e.setEnforcement(gate.Observe)
+	if _, err := e.gate.Decide(ctx, gate.DecideParams{Tool: "diag", Config: eu}); err != nil {
+		t.Fatal(err)
+	}
+	if g := take(); len(g) != 0 {
+		t.Errorf("an observed-only decision was reported as a denial: %q", g)
+	}
+	e.dropGovernanceEvents()
+	if _, err := e.gate.Decide(ctx, gate.DecideParams{Tool: "diag", Config: eu}); err != nil {
+		t.Fatal(err)
+	}
+	if g := take(); !slices.Equal(g, []string{"decide:trust_zone:diag"}) {
+		t.Errorf("an observed-only decision without its record = %q, want a trust_zone denial", g)
+	}
+}
+
+// dropGovernanceEvents drops the events' table behind the store's back,
+// so that recording an event fails.
+func (e *env) dropGovernanceEvents() {
+	e.t.Helper()
+	raw, err := sql.Open("sqlite", "file:"+e.path)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.ExecContext(context.Background(), `DROP TABLE governance_events`); err != nil {
+		e.t.Fatal(err)
 	}
 }

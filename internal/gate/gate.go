@@ -135,6 +135,11 @@ type Params struct {
 	// and on the caller's goroutine, so metrics and the loop's trace can
 	// attach. It must be quick and must not panic.
 	OnCallFinished func(ctx context.Context, report CallReport)
+	// OnDenied, when set, is called for every denial the gate records
+	// (each tool_denied and write_unapproved governance event, and an
+	// observed-only decision turned into a denial), synchronously. It
+	// must be quick and must not panic.
+	OnDenied func(ctx context.Context, d Denial)
 	// TracerProvider makes a span of every Invoke (execute_tool, with the
 	// decision and the outcome); nil makes none.
 	TracerProvider trace.TracerProvider
@@ -156,6 +161,7 @@ type Gate struct {
 	log      *slog.Logger
 	timeout  time.Duration
 	finished func(context.Context, CallReport)
+	denied   func(context.Context, Denial)
 	schemas  schemaCache
 	tracer   trace.Tracer
 }
@@ -177,6 +183,7 @@ func New(p Params) (*Gate, error) {
 		log:      p.Logger,
 		timeout:  p.Timeout,
 		finished: p.OnCallFinished,
+		denied:   p.OnDenied,
 		tracer:   tracing.Tracer(p.TracerProvider),
 	}
 	if g.log == nil {
@@ -281,7 +288,7 @@ func (g *Gate) Decide(ctx context.Context, p DecideParams) (Decision, error) {
 	}
 	s.enforcement = ov.Enforcement()
 	d := decide(p.Tool, e, found, ov, s)
-	ds := g.record(ctx, s, []Decision{d})
+	ds := g.record(ctx, StageDecide, s, []Decision{d})
 	return ds[0], nil
 }
 

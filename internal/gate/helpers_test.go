@@ -91,6 +91,7 @@ type envParams struct {
 	providers []tool.Provider
 	wrap      func(store.Store) gate.Store // instrument the store
 	finished  func(context.Context, gate.CallReport)
+	denied    func(context.Context, gate.Denial)
 }
 
 func newEnv(t testing.TB, p envParams) *env {
@@ -112,7 +113,7 @@ func newEnv(t testing.TB, p envParams) *env {
 	if p.wrap != nil {
 		gst = p.wrap(st)
 	}
-	g, err := gate.New(gate.Params{Registry: reg, Store: gst, Logger: logger, OnCallFinished: p.finished})
+	g, err := gate.New(gate.Params{Registry: reg, Store: gst, Logger: logger, OnCallFinished: p.finished, OnDenied: p.denied})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,12 +34,16 @@ const (
 // CallReport describes one finished Invoke for Params.OnCallFinished. It
 // holds no arguments and no content.
 type CallReport struct {
-	Tool     string
-	CallID   string
-	RunID    string
-	Outcome  Outcome
-	IsError  bool
-	Duration time.Duration
+	// Tool is the name the caller gave, registered or not.
+	Tool string
+	// Registered reports whether the registry held Tool when the call was
+	// decided, so that metrics can fold unknown names into one.
+	Registered bool
+	CallID     string
+	RunID      string
+	Outcome    Outcome
+	IsError    bool
+	Duration   time.Duration
 }
 
 // InvokeParams are the parameters of Invoke.
@@ -83,31 +87,40 @@ type InvokeParams struct {
 func (g *Gate) Invoke(ctx context.Context, p InvokeParams) tool.Result {
 	ctx, span := g.startCall(ctx, p)
 	start := time.Now()
-	res, outcome := g.invoke(ctx, p)
+	res, outcome, registered := g.invoke(ctx, p)
 	res = bound(res)
 	endCall(span, outcome, res)
 	if g.finished != nil {
 		g.finished(ctx, CallReport{
-			Tool: p.Name, CallID: p.Call.CallID, RunID: p.Call.RunID,
+			Tool: p.Name, Registered: registered, CallID: p.Call.CallID, RunID: p.Call.RunID,
 			Outcome: outcome, IsError: res.IsError, Duration: time.Since(start),
 		})
 	}
 	return res
 }
 
-func (g *Gate) invoke(ctx context.Context, p InvokeParams) (tool.Result, Outcome) {
+// invoke runs the call and says how it ended and whether the registry
+// held the tool.
+func (g *Gate) invoke(ctx context.Context, p InvokeParams) (tool.Result, Outcome, bool) {
 	name := displayName(p.Name)
 	s := scope{actor: p.Call.Actor, cfg: configOf(p.Config), runID: p.Call.RunID}
-	e, allowed, err := g.admit(ctx, p, s)
+	e, found, allowed, err := g.admit(ctx, p, s)
 	if err != nil {
 		g.log.ErrorContext(ctx, "tool call refused: the gate cannot decide", "tool", name, "call_id", p.Call.CallID, "run_id", p.Call.RunID, "error", err.Error())
-		return failed(name), OutcomeFailed
+		return failed(name), OutcomeFailed, found
 	}
 	if !allowed {
 		// Neutral: the model learns neither the reason nor whether the
 		// tool exists; the reason is in the log and the governance event.
-		return tool.Errorf("Error: tool %q is not available.", name), OutcomeDenied
+		return tool.Errorf("Error: tool %q is not available.", name), OutcomeDenied, found
 	}
+	res, outcome := g.checked(ctx, e, p)
+	return res, outcome, true
+}
+
+// checked validates the arguments of an admitted call and executes it.
+func (g *Gate) checked(ctx context.Context, e tool.Entry, p InvokeParams) (tool.Result, Outcome) {
+	name := displayName(p.Name)
 
 	args, problem := parseArgs(p.Args)
 	if problem != "" {
@@ -130,9 +143,7 @@ func (g *Gate) invoke(ctx context.Context, p InvokeParams) (tool.Result, Outcome
 // and refuses names outside the set; otherwise it takes the registry's
 // view and loads the overrides. Denials and observed-only calls are
 // recorded.
-func (g *Gate) admit(ctx context.Context, p InvokeParams, s scope) (tool.Entry, bool, error) {
-	var e tool.Entry
-	var found bool
+func (g *Gate) admit(ctx context.Context, p InvokeParams, s scope) (e tool.Entry, found, allowed bool, err error) {
 	if p.Offered != nil {
 		e, found = p.Offered.entries[p.Name]
 	}
@@ -146,9 +157,8 @@ func (g *Gate) admit(ctx context.Context, p InvokeParams, s scope) (tool.Entry, 
 	case p.Offered != nil:
 		ov = p.Offered.ov
 	case found:
-		var err error
 		if ov, err = g.avail.Load(ctx); err != nil {
-			return e, false, err
+			return e, found, false, err
 		}
 	}
 	s.enforcement = ov.Enforcement()
@@ -156,9 +166,9 @@ func (g *Gate) admit(ctx context.Context, p InvokeParams, s scope) (tool.Entry, 
 	if d.Allowed && p.Offered != nil && !p.Offered.Has(p.Name) {
 		d.Allowed, d.ObservedOnly, d.Reason = false, false, ReasonNotOffered
 	}
-	d = g.record(ctx, s, []Decision{d})[0]
+	d = g.record(ctx, StageCall, s, []Decision{d})[0]
 	traceDecision(ctx, d)
-	return e, d.Allowed, nil
+	return e, found, d.Allowed, nil
 }
 
 // parseArgs decodes the arguments, keeping numbers as json.Number so no

@@ -309,7 +309,7 @@ func TestInvokeOutcomes(t *testing.T) {
 		finished: func(_ context.Context, r gate.CallReport) {
 			mu.Lock()
 			defer mu.Unlock()
-			got = append(got, fmt.Sprintf("%s:%s:%v", r.Tool, r.Outcome, r.IsError))
+			got = append(got, fmt.Sprintf("%s:%s:%v:%v", r.Tool, r.Outcome, r.IsError, r.Registered))
 		},
 	})
 	for _, n := range []string{"ok", "answer", "fails", "panics"} {
@@ -317,9 +317,10 @@ func TestInvokeOutcomes(t *testing.T) {
 	}
 	invoke(e, "ok", `[]`)
 	e.gate.Invoke(t.Context(), gate.InvokeParams{Name: "admin", Config: local(), Call: tool.Call{Actor: editor()}})
+	invoke(e, "no_such_tool", `{}`)
 	want := []string{
-		"ok:ok:false", "answer:tool_error:true", "fails:failed:true", "panics:panic:true",
-		"ok:invalid_arguments:true", "admin:denied:true",
+		"ok:ok:false:true", "answer:tool_error:true:true", "fails:failed:true:true", "panics:panic:true:true",
+		"ok:invalid_arguments:true:true", "admin:denied:true:true", "no_such_tool:denied:true:false",
 	}
 	mu.Lock()
 	defer mu.Unlock()

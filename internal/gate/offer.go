@@ -69,7 +69,7 @@ func (g *Gate) Offer(ctx context.Context, p OfferParams) (*Offered, error) {
 			ds = append(ds, decide(name, e, found, ov, s))
 		}
 	}
-	ds = g.record(ctx, s, ds)
+	ds = g.record(ctx, StageOffer, s, ds)
 
 	o := &Offered{entries: make(map[string]tool.Entry), decisions: ds, ov: ov}
 	for _, d := range ds {

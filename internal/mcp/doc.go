@@ -57,12 +57,12 @@
 // one deadline (DefaultTimeout unless configured) shared by all its
 // requests; a request after it is not sent. Answers are capped at
 // MaxAnswerBytes, redirects are never followed, and every URL and
-// address passes the Guard before a credential is attached, again at
+// address passes the egress.Guard before a credential is attached, again at
 // dial time. A failure is an *Error whose message is safe to show.
 //
 // # Concurrency
 //
-// A Service, its Guard and a CallBudget are safe for concurrent use. The
+// A Service, its egress.Guard and a CallBudget are safe for concurrent use. The
 // Service keeps one session per server, keyed by its URL and credential;
 // sessions are never shared between servers. Close ends them.
 package mcp

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/t3agent/t3agent/internal/egress"
 )
 
 // Kind classifies why an MCP operation failed.
@@ -69,7 +71,7 @@ func classify(ctx context.Context, server string, op *operation, timeout time.Du
 	}
 	who := fmt.Sprintf("the MCP server %q", server)
 	status, contentType, tooLarge, refused := op.snapshot()
-	var ge *GuardError
+	var ge *egress.GuardError
 	switch {
 	case refused != nil:
 		return opError(server, KindRefused, "%s cannot be reached: %s", who, refused.Error())
@@ -102,7 +104,7 @@ func classify(ctx context.Context, server string, op *operation, timeout time.Du
 	case status >= 200 && contentType != "" && contentType != "application/json" && contentType != "text/event-stream":
 		return opError(server, KindContentType, "%s answered with content type %s, not JSON or an event stream", who, remoteText(contentType, 100))
 	}
-	var ue *unreachableError
+	var ue *egress.UnreachableError
 	var ne net.Error
 	if errors.As(err, &ue) || (status == 0 && errors.As(err, &ne)) {
 		return opError(server, KindUnreachable, "%s cannot be reached", who)

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/t3agent/t3agent/internal/egress"
 	"github.com/t3agent/t3agent/internal/secret"
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/tracing"
@@ -43,7 +44,7 @@ type Params struct {
 	Logger *slog.Logger
 	// Timeout is the deadline of one operation; ≤ 0 means DefaultTimeout.
 	Timeout time.Duration
-	// AllowedHosts is the guard's optional allow-list (see Guard).
+	// AllowedHosts is the guard's optional allow-list (see egress.Guard).
 	AllowedHosts []string
 	// ClientVersion is reported to servers in the handshake.
 	ClientVersion string
@@ -71,7 +72,7 @@ type Service struct {
 	keys      *secret.Keyring
 	log       *slog.Logger
 	timeout   time.Duration
-	guard     *Guard
+	guard     *egress.Guard
 	transport *http.Transport
 	version   string
 	recheck   time.Duration
@@ -89,7 +90,7 @@ func New(p Params) (*Service, error) {
 	if p.Store == nil {
 		return nil, errors.New("mcp: a store is required")
 	}
-	g, err := NewGuard(GuardParams{AllowedHosts: p.AllowedHosts})
+	g, err := egress.NewGuard(egress.GuardParams{AllowedHosts: p.AllowedHosts, ListName: "MCP host allow-list"})
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +199,7 @@ func (s *Service) resolveCheck(ctx context.Context, t target) error {
 		return opError(t.id, KindRefused, "the MCP server %q cannot be reached: the URL cannot be parsed", t.id)
 	}
 	if err := s.guard.Check(ctx, u); err != nil {
-		var ge *GuardError
+		var ge *egress.GuardError
 		if errors.As(err, &ge) {
 			return opError(t.id, KindRefused, "the MCP server %q cannot be reached: %s", t.id, ge.Error())
 		}

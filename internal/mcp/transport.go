@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/t3agent/t3agent/internal/egress"
 )
 
 // MaxAnswerBytes caps the body of one HTTP answer (a JSON reply or a
@@ -87,7 +89,7 @@ func (s *Service) httpClient(a auth) *http.Client {
 // holds no credential (those are added per request), uses no proxy (a
 // proxy would reach addresses the guard never saw) and dials through the
 // guard.
-func newBaseTransport(g *Guard) *http.Transport {
+func newBaseTransport(g *egress.Guard) *http.Transport {
 	return &http.Transport{
 		Proxy:                 nil,
 		DialContext:           g.DialContext,
@@ -101,7 +103,7 @@ func newBaseTransport(g *Guard) *http.Transport {
 }
 
 type operationTransport struct {
-	guard *Guard
+	guard *egress.Guard
 	next  http.RoundTripper
 }
 
@@ -146,7 +148,7 @@ func (t *operationTransport) RoundTrip(req *http.Request) (*http.Response, error
 	resp, err := t.next.RoundTrip(req.WithContext(ctx))
 	if err != nil {
 		cancel()
-		var ge *GuardError
+		var ge *egress.GuardError
 		if op != nil && errors.As(err, &ge) {
 			op.mu.Lock()
 			op.refused = ge

@@ -111,7 +111,7 @@ configurations:
 	}
 	srv := web.New(web.Params{
 		Logger: f.Logger, SiteName: "Nordlicht Pumps", Version: "test",
-		API: &web.API{Site: f.Site, Credentials: f.Store, Runs: f.Store, Runtime: f.Runtime, Chat: f.Service, Gate: f.Gate, Configs: f.Tasks, Now: f.Clock.Now},
+		API: &web.API{Site: f.Site, Credentials: f.Store, Runtime: f.Runtime, Chat: f.Service, Gate: f.Gate, Configs: f.Tasks, Now: f.Clock.Now},
 		MCP: &web.MCPParams{Facade: fp, OAuth: &op},
 	})
 	e.ts = httptest.NewServer(srv.Handler())

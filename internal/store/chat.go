@@ -182,6 +182,10 @@ type ChangeConversationParams struct {
 	// ClaimID, when set, must also equal the row's ClaimID (a consumer
 	// writing only while the turn is still its own).
 	ClaimID string
+	// RunID, when set, must also equal the row's RunID (a change made
+	// because of what that run did applies only while the conversation
+	// is still about it).
+	RunID string
 	// To is the new status; required.
 	To ConversationStatus
 	// State replaces the row's ConversationState whole.
@@ -266,6 +270,12 @@ type Conversations interface {
 	// recorded decision whose UpdatedAt is older than before, oldest
 	// first, at most limit.
 	ReconcileCandidates(ctx context.Context, before time.Time, limit int) ([]Conversation, error)
+	// StrandedConversations lists up to limit conversations waiting
+	// (awaiting_approval or awaiting_input) on a run that no longer waits
+	// for the same — decided, answered, cancelled or gone — least
+	// recently updated first. A run queued or running is not listed: it
+	// is still under way.
+	StrandedConversations(ctx context.Context, limit int) ([]Conversation, error)
 	// FailStaleConversations moves processing and locked rows older than
 	// params.Before to failed with the given error, clearing their claim,
 	// run and decision fields; it returns how many.
@@ -282,11 +292,13 @@ type Conversations interface {
 type Scope string
 
 const (
+	// A token acts on the runs its user may see (an admin's: every run,
+	// anyone else's: their own); only ScopeAdmin widens that to every run.
 	ScopeAgentRead    Scope = "agent:read"    // runs, events, inbox, tools
 	ScopeAgentRun     Scope = "agent:run"     // start runs
-	ScopeAgentApprove Scope = "agent:approve" // decide approvals and input of any run
-	ScopeAgentCancel  Scope = "agent:cancel"  // cancel any run
-	ScopeAdmin        Scope = "admin"         // everything an admin may do
+	ScopeAgentApprove Scope = "agent:approve" // decide approvals and input of the runs it sees
+	ScopeAgentCancel  Scope = "agent:cancel"  // cancel the runs it sees
+	ScopeAdmin        Scope = "admin"         // everything an admin may do, on every run
 )
 
 // Valid reports whether s is one of Scopes.

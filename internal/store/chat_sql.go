@@ -129,6 +129,9 @@ func checkChangeConversation(p ChangeConversationParams) error {
 	if err := checkText("claim id", p.ClaimID, MaxNameLen); err != nil {
 		return err
 	}
+	if err := checkText("run id", p.RunID, MaxNameLen); err != nil {
+		return err
+	}
 	if p.KeepMessages < -1 {
 		return invalid("KeepMessages is -1 (keep all) or the number of messages to keep, not %d", p.KeepMessages)
 	}
@@ -240,10 +243,10 @@ func (s *sqlStore) CountConversations(ctx context.Context, ownerUID int64) (tota
 
 // explainConversationMiss says why a guarded update of conversation id
 // touched no row.
-func explainConversationMiss(ctx context.Context, q queryRower, id int64, from []ConversationStatus, claimID string) error {
+func explainConversationMiss(ctx context.Context, q queryRower, id int64, from []ConversationStatus, claimID, runID string) error {
 	var status ConversationStatus
-	var claim string
-	err := q.QueryRowContext(ctx, `SELECT status, claim_id FROM conversations WHERE id = $1`, id).Scan(&status, &claim)
+	var claim, run string
+	err := q.QueryRowContext(ctx, `SELECT status, claim_id, run_id FROM conversations WHERE id = $1`, id).Scan(&status, &claim, &run)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return notFound("conversation %d", id)
@@ -254,7 +257,10 @@ func explainConversationMiss(ctx context.Context, q queryRower, id int64, from [
 	if claimID != "" {
 		want += " under claim " + strconv.Quote(claimID)
 	}
-	return conflictError{msg: fmt.Sprintf("conversation %d is %s (claim %q), not %s", id, status, claim, want)}
+	if runID != "" {
+		want += " on run " + strconv.Quote(runID)
+	}
+	return conflictError{msg: fmt.Sprintf("conversation %d is %s (claim %q, run %q), not %s", id, status, claim, run, want)}
 }
 
 func (s *sqlStore) ChangeConversation(ctx context.Context, p ChangeConversationParams) (Conversation, error) {
@@ -277,6 +283,9 @@ func (s *sqlStore) ChangeConversation(ctx context.Context, p ChangeConversationP
 	if p.ClaimID != "" {
 		guard += ` AND claim_id = ` + arg(p.ClaimID)
 	}
+	if p.RunID != "" {
+		guard += ` AND run_id = ` + arg(p.RunID)
+	}
 	var out Conversation
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		// The guarded update comes first: on PostgreSQL it takes the row
@@ -292,7 +301,7 @@ func (s *sqlStore) ChangeConversation(ctx context.Context, p ChangeConversationP
 			WHERE `+guard+`
 			RETURNING `+conversationColumns, args...))
 		if errors.Is(err, sql.ErrNoRows) {
-			return explainConversationMiss(ctx, tx, p.ID, p.From, p.ClaimID)
+			return explainConversationMiss(ctx, tx, p.ID, p.From, p.ClaimID, p.RunID)
 		}
 		if err != nil {
 			return fmt.Errorf("store: cannot change conversation %d: %w", p.ID, err)
@@ -454,6 +463,17 @@ func (s *sqlStore) ReconcileCandidates(ctx context.Context, before time.Time, li
 	return s.queryConversations(ctx, "list conversations to reconcile", `SELECT `+conversationColumns+` FROM conversations
 		WHERE status = $1 AND run_id <> '' AND decision <> '' AND updated_at < $2
 		ORDER BY updated_at, id LIMIT $3`, ConversationProcessing, cutoff(before), limit)
+}
+
+func (s *sqlStore) StrandedConversations(ctx context.Context, limit int) ([]Conversation, error) {
+	if limit <= 0 || limit > MaxConversationLimit {
+		return nil, invalid("a page of conversations holds 1 to %d conversations, not %d", MaxConversationLimit, limit)
+	}
+	return s.queryConversations(ctx, "list conversations waiting on runs that moved on", `SELECT `+conversationColumns+` FROM conversations
+		WHERE status IN ($1, $2) AND run_id <> '' AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = conversations.run_id
+			AND (r.status IN ($3, $4) OR conversations.status = $1 AND r.status = $5 OR conversations.status = $2 AND r.status = $6))
+		ORDER BY updated_at, id LIMIT $7`, ConversationAwaitingApproval, ConversationAwaitingInput, RunQueued, RunRunning,
+		RunWaitingForApproval, RunWaitingForInput, limit)
 }
 
 func (s *sqlStore) FailStaleConversations(ctx context.Context, p FailStaleConversationsParams) (int, error) {

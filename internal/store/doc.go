@@ -21,7 +21,8 @@
 //
 // Store is the whole interface, composed of one small interface per kind
 // of record (ToolOverrides, ToolGroupOverrides, Settings, GovernanceEvents,
-// MCPCatalogue, Runs, AgentConfigs, Telemetry, Conversations, Credentials),
+// MCPCatalogue, Runs, AgentConfigs, Telemetry, Conversations, Credentials,
+// MCPServerState, and Stats, the read-only aggregates monitoring scrapes),
 // so a consumer states what it needs and a test hands it a real store.
 // Methods take ctx first and, where they take more than a key, one
 // XxxParams struct, so a field can be added without touching every

@@ -26,6 +26,8 @@ const (
 	MaxRunEventsPerStep = 256
 	// MaxSuspendedState bounds the sealed state of a suspended run.
 	MaxSuspendedState = 32 << 20
+	// MaxRunAnswer bounds the answer a run keeps for its caller, in bytes.
+	MaxRunAnswer = 8 << 20
 	// MaxRunErrorLen bounds a run's public error text.
 	MaxRunErrorLen = 4096
 	// DefaultRunLimit and MaxRunLimit page Runs.
@@ -154,6 +156,10 @@ type Runs interface {
 	// RunSuspendedState returns the sealed state of a suspended run;
 	// ErrNotFound when the run is unknown or holds none.
 	RunSuspendedState(ctx context.Context, id string) (string, error)
+	// RunAnswer returns the answer a settled run kept for its caller
+	// (SettleRunParams.Answer); "" when it kept none. An unknown run is
+	// ErrNotFound.
+	RunAnswer(ctx context.Context, id string) (string, error)
 	// Runs lists runs newest first, filtered and paged by params; never nil.
 	Runs(ctx context.Context, params ListRunsParams) ([]Run, error)
 	// RunEvents lists a run's events in seq order; never nil. An unknown
@@ -302,7 +308,11 @@ type SettleRunParams struct {
 	Progress          RunProgress
 	Error             string
 	ErrorClass        string
-	Events            []RunEventParams
+	// Answer is what the run keeps for its caller (a JSON document the
+	// caller reads back with RunAnswer); "" keeps nothing. At most
+	// MaxRunAnswer bytes.
+	Answer string
+	Events []RunEventParams
 }
 
 // ListRunsParams filter and page Runs. The zero value lists the newest

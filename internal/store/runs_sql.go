@@ -374,6 +374,9 @@ func (s *sqlStore) SettleRun(ctx context.Context, p SettleRunParams) (Run, error
 	if err := checkText("run error", p.Error, MaxRunErrorLen); err != nil {
 		return Run{}, err
 	}
+	if err := checkText("run answer", p.Answer, MaxRunAnswer); err != nil {
+		return Run{}, err
+	}
 	if err := checkProgress(p.Progress); err != nil {
 		return Run{}, err
 	}
@@ -387,11 +390,12 @@ func (s *sqlStore) SettleRun(ctx context.Context, p SettleRunParams) (Run, error
 	}
 	args := []any{p.Status, p.Outcome, p.TerminationReason, p.Progress.Rounds, p.Progress.ToolCalls,
 		p.Progress.InputTokens, p.Progress.OutputTokens, costArg(p.Progress), p.Progress.Truncated, p.Error,
-		p.ErrorClass, now, p.ID, RunCompleted, RunFailed, RunCancelled, p.LeaseOwner}
+		p.ErrorClass, now, p.ID, RunCompleted, RunFailed, RunCancelled, p.LeaseOwner,
+		sql.NullString{String: p.Answer, Valid: p.Answer != ""}}
 	settle := `UPDATE runs SET status = $1, outcome = $2, termination_reason = $3, rounds = $4, tool_calls = $5,
 			input_tokens = $6, output_tokens = $7, cost = $8, truncated = $9, error = $10, error_class = $11,
 			lease_owner = '', lease_expires = NULL, pending_effect = '', suspended_state = NULL,
-			queued_request = NULL, available_at = NULL, updated_at = $12, finished_at = $12
+			queued_request = NULL, available_at = NULL, updated_at = $12, finished_at = $12, answer = $18
 		WHERE id = $13 AND status NOT IN ($14, $15, $16) AND ($17 = '' OR lease_owner = $17)` + expired + `
 		RETURNING ` + runColumns
 	miss := func(q queryRower) error {
@@ -453,6 +457,21 @@ func (s *sqlStore) Run(ctx context.Context, id string) (Run, error) {
 		return Run{}, fmt.Errorf("store: cannot read run %s: %w", id, err)
 	}
 	return r, nil
+}
+
+func (s *sqlStore) RunAnswer(ctx context.Context, id string) (string, error) {
+	if err := checkRunID(id); err != nil {
+		return "", err
+	}
+	var answer sql.NullString
+	err := s.r.QueryRowContext(ctx, `SELECT answer FROM runs WHERE id = $1`, id).Scan(&answer)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", notFound("run %s", id)
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: cannot read the answer of run %s: %w", id, err)
+	}
+	return answer.String, nil
 }
 
 func (s *sqlStore) RunSuspendedState(ctx context.Context, id string) (string, error) {

@@ -25,19 +25,26 @@ type Params struct {
 	Now func() time.Time
 	// Location is the time zone of days and months; nil means UTC.
 	Location *time.Location
+	// OnCall, when set, sees every call RecordCall is given, as the row it
+	// stores (provider, model, outcome, tokens, cost, latency), before it
+	// is stored and whether or not the store then takes it: metrics count
+	// the calls that happened. It is called synchronously, must be quick
+	// and must not panic.
+	OnCall func(ctx context.Context, call store.RecordLLMCallParams)
 }
 
 // Recorder records provider calls and checks budgets. It holds no state
 // beyond its parameters and is safe for concurrent use.
 type Recorder struct {
-	st  Store
-	now func() time.Time
-	loc *time.Location
+	st     Store
+	now    func() time.Time
+	loc    *time.Location
+	onCall func(context.Context, store.RecordLLMCallParams)
 }
 
 // New returns a Recorder over p.Store.
 func New(p Params) *Recorder {
-	r := &Recorder{st: p.Store, now: p.Now, loc: p.Location}
+	r := &Recorder{st: p.Store, now: p.Now, loc: p.Location, onCall: p.OnCall}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -143,6 +150,9 @@ func (r *Recorder) RecordCall(ctx context.Context, p CallParams) (store.LLMCall,
 		// A failed call without usage cost nothing that was billed.
 		zero := int64(0)
 		rp.Cost = &zero
+	}
+	if r.onCall != nil {
+		r.onCall(ctx, rp)
 	}
 	return r.st.RecordLLMCall(ctx, rp)
 }

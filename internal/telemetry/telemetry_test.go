@@ -394,3 +394,43 @@ func TestBudgetErrorMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestOnCallSeesEveryCall: the hook sees each call as the row the store
+// gets, even when the store cannot take it.
+func TestOnCallSeesEveryCall(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "t3agent.db"), store.OpenParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []store.RecordLLMCallParams
+	rec := telemetry.New(telemetry.Params{Store: st, OnCall: func(_ context.Context, c store.RecordLLMCallParams) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, c)
+	}})
+	ok := telemetry.CallParams{Entry: entry("a", true), Usage: &llm.Usage{InputTokens: 1500, OutputTokens: 250}, Latency: time.Second}
+	if _, err := rec.RecordCall(t.Context(), ok); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	failed := telemetry.CallParams{Entry: entry("a", true), Err: &llm.Error{Provider: "openai", Class: llm.FailRateLimit, Attempts: 3}}
+	if _, err := rec.RecordCall(t.Context(), failed); err == nil {
+		t.Fatal("a closed store took a call")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 2 {
+		t.Fatalf("the hook saw %d calls, want 2", len(seen))
+	}
+	if c := seen[0]; !c.Success || c.Provider != "openai" || c.Model != "m1" || *c.InputTokens != 1500 || *c.OutputTokens != 250 ||
+		*c.Cost != int64(2*agentconfig.Dollar/1000) || c.Latency != time.Second {
+		t.Errorf("successful call = %+v", c)
+	}
+	if c := seen[1]; c.Success || c.ErrorClass != "rateLimit" || c.Attempts != 3 || c.InputTokens != nil {
+		t.Errorf("failed call = %+v", c)
+	}
+}

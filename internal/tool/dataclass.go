@@ -51,6 +51,8 @@ func GroupDataClass(group string) DataClass {
 		return PublicContent
 	case GroupStructure, GroupConfiguration:
 		return InternalConfiguration
+	case GroupCode:
+		return SourceCode
 	case GroupSystem:
 		return SystemDiagnostics
 	}

@@ -10,7 +10,7 @@
 //   - Name, the wire name (NamePattern), and Description, written for the
 //     model: what the tool returns, its limits, when to use it;
 //   - InputSchema, a JSON Schema of type object for the arguments;
-//   - Group (GroupContent … GroupFiles, or mcp_<server> for MCP tools),
+//   - Group (GroupContent … GroupFiles, GroupCode, or mcp_<server> for MCP tools),
 //     which availability toggles and configurations grant by;
 //   - Effect (ReadOnly, IdempotentWrite, NonIdempotentWrite), which
 //     decides approval and retries;

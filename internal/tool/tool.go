@@ -41,6 +41,7 @@ const (
 	GroupAccounts      = "accounts"
 	GroupRAG           = "rag"
 	GroupFiles         = "files"
+	GroupCode          = "code"
 )
 
 // Spec declares a tool. It is fixed for the life of the tool.

@@ -13,6 +13,17 @@ import (
 // usernames exist.
 var ErrAuthFailed = errors.New("wrong username or password")
 
+// AuthFailure is ErrAuthFailed with why, for logs and metrics only: its
+// message is ErrAuthFailed's, so no answer tells which usernames exist.
+type AuthFailure struct {
+	// Inactive says why the user cannot act (ReasonUnknown for a
+	// username no backend user has); empty for a wrong password.
+	Inactive InactiveReason
+}
+
+func (e *AuthFailure) Error() string        { return ErrAuthFailed.Error() }
+func (e *AuthFailure) Is(target error) bool { return target == ErrAuthFailed }
+
 // ErrPasswordHashUnusable marks a login refused because of how the
 // account's password is stored, not because the password is wrong. The
 // error text explains what to do.
@@ -47,7 +58,11 @@ func (s *Site) Authenticate(ctx context.Context, username, pw string) (*BackendU
 	row, err := s.actingUserRow(ctx, "username", username)
 	if errors.Is(err, ErrUserCannotAct) {
 		_, _ = password.Verify(timingHash, pw)
-		return nil, ErrAuthFailed
+		reason := ReasonUnknown
+		if ce := (*CannotActError)(nil); errors.As(err, &ce) {
+			reason = ce.Reason
+		}
+		return nil, &AuthFailure{Inactive: reason}
 	}
 	if err != nil {
 		return nil, err

@@ -51,6 +51,18 @@ func TestAuthenticateDemoUsers(t *testing.T) {
 				t.Errorf("%s: message %q differs", c.what, err)
 			}
 		}
+		// Why a login failed is kept for the log and the metrics only; a
+		// wrong password has no reason.
+		for user, want := range map[string]typo3.InactiveReason{"former": typo3.ReasonDisabled, "nobody": typo3.ReasonUnknown, "editor": ""} {
+			_, err := e.site.Authenticate(ctx, user, e.pass["former"])
+			var got typo3.InactiveReason
+			if af := (*typo3.AuthFailure)(nil); errors.As(err, &af) {
+				got = af.Inactive
+			}
+			if !errors.Is(err, typo3.ErrAuthFailed) || got != want {
+				t.Errorf("%s: %v with reason %q, want %q", user, err, got, want)
+			}
+		}
 	})
 }
 

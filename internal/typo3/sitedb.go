@@ -13,6 +13,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+
+	"github.com/t3agent/t3agent/internal/sqliteconn"
 )
 
 // Dialect names the SQL flavour of a TYPO3 site database.
@@ -61,7 +63,15 @@ func Open(ctx context.Context, dsn string, p OpenParams) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	sqldb, err := sql.Open(driver, source)
+	var sqldb *sql.DB
+	if dialect == DialectSQLite {
+		// Connections that keep their statements prepared: a content
+		// tool's queries repeat, and parsing them against TYPO3's schema
+		// was a third of a call's CPU.
+		sqldb, err = sqliteconn.Open(source)
+	} else {
+		sqldb, err = sql.Open(driver, source)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("site database %s: %w", RedactDSN(dsn), err)
 	}

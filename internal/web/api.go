@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,17 +35,13 @@ type Site interface {
 // implements it. It decides who may see and act on which run. It must be
 // safe for concurrent use.
 type Runtime interface {
+	Runs(ctx context.Context, actor *typo3.BackendUser, access agent.Access, p store.ListRunsParams) (agent.RunsPage, error)
 	Events(ctx context.Context, actor *typo3.BackendUser, access agent.Access, id string, after int64) ([]store.RunEvent, error)
 	Inbox(ctx context.Context, actor *typo3.BackendUser, access agent.Access) ([]agent.InboxItem, error)
 	Pending(ctx context.Context, actor *typo3.BackendUser, access agent.Access, id string) (agent.InboxItem, error)
 	Cancel(ctx context.Context, actor *typo3.BackendUser, access agent.Access, id string) (bool, error)
 	Approve(ctx context.Context, p agent.ApproveParams) (agent.Result, error)
 	SubmitInput(ctx context.Context, p agent.SubmitInputParams) (agent.Result, error)
-}
-
-// RunLister lists runs; store.Runs implements it. Safe for concurrent use.
-type RunLister interface {
-	Runs(ctx context.Context, params store.ListRunsParams) ([]store.Run, error)
 }
 
 // Configs resolves an agent configuration by identifier, for the tools
@@ -59,7 +56,6 @@ type Configs interface {
 type API struct {
 	Site        Site
 	Credentials store.Credentials
-	Runs        RunLister
 	Runtime     Runtime
 	// Chat serves the chat routes; nil answers them 503 chatUnavailable.
 	Chat Chat
@@ -70,10 +66,24 @@ type API struct {
 	// Now is the clock of sessions, tokens and the login limit; nil
 	// means time.Now.
 	Now func() time.Time
-	// LoginFailures failed logins per LoginWindow, per client address and
-	// per username, are allowed before 429 (defaults 5 and 5 minutes).
-	LoginFailures int
-	LoginWindow   time.Duration
+	// LoginFailures failed logins from one address for one username, and
+	// LoginAddressFailures from one address for any, may follow each
+	// other at once (defaults 5 and 20). After that each failure makes
+	// the next attempt wait (429 with Retry-After): LoginDelay first,
+	// twice as long after every further failure, at most LoginMaxDelay
+	// (defaults 2 s and 15 min). A key is forgotten LoginForget after its
+	// last attempt or wait (default 1 h, never less than LoginMaxDelay).
+	// No limit spans addresses: guesses from elsewhere never lock a user
+	// out.
+	LoginFailures        int
+	LoginAddressFailures int
+	LoginDelay           time.Duration
+	LoginMaxDelay        time.Duration
+	LoginForget          time.Duration
+	// TrustedProxies are the reverse proxies (load balancers) whose
+	// X-Forwarded-For the login limit believes; without them every
+	// client behind a proxy would share the proxy's address.
+	TrustedProxies []netip.Prefix
 	// SessionTTL is a login's lifetime (default 12 h).
 	SessionTTL time.Duration
 	// KeepAlive is the interval of a stream's keep-alive comment (default
@@ -81,18 +91,26 @@ type API struct {
 	// changes made by another process (default 2 s).
 	KeepAlive  time.Duration
 	StreamPoll time.Duration
+	// StreamAuthCheck is how often a stream checks that its session or
+	// token is still live and its user may still act (default 5 s); a
+	// logout in this process ends its streams at once.
+	StreamAuthCheck time.Duration
 	// MaxBody bounds a request body (default 1 MiB).
 	MaxBody int64
 }
 
 // Defaults of API.
 const (
-	DefaultLoginFailures = 5
-	DefaultLoginWindow   = 5 * time.Minute
-	DefaultSessionTTL    = 12 * time.Hour
-	DefaultKeepAlive     = 15 * time.Second
-	DefaultStreamPoll    = 2 * time.Second
-	DefaultMaxBody       = 1 << 20
+	DefaultLoginFailures        = 5
+	DefaultLoginAddressFailures = 20
+	DefaultLoginDelay           = 2 * time.Second
+	DefaultLoginMaxDelay        = 15 * time.Minute
+	DefaultLoginForget          = time.Hour
+	DefaultSessionTTL           = 12 * time.Hour
+	DefaultKeepAlive            = 15 * time.Second
+	DefaultStreamPoll           = 2 * time.Second
+	DefaultStreamAuthCheck      = 5 * time.Second
+	DefaultMaxBody              = 1 << 20
 )
 
 func (a *API) withDefaults() {
@@ -102,8 +120,17 @@ func (a *API) withDefaults() {
 	if a.LoginFailures <= 0 {
 		a.LoginFailures = DefaultLoginFailures
 	}
-	if a.LoginWindow <= 0 {
-		a.LoginWindow = DefaultLoginWindow
+	if a.LoginAddressFailures <= 0 {
+		a.LoginAddressFailures = DefaultLoginAddressFailures
+	}
+	if a.LoginDelay <= 0 {
+		a.LoginDelay = DefaultLoginDelay
+	}
+	if a.LoginMaxDelay <= 0 {
+		a.LoginMaxDelay = DefaultLoginMaxDelay
+	}
+	if a.LoginForget <= 0 {
+		a.LoginForget = DefaultLoginForget
 	}
 	if a.SessionTTL <= 0 {
 		a.SessionTTL = DefaultSessionTTL
@@ -113,6 +140,9 @@ func (a *API) withDefaults() {
 	}
 	if a.StreamPoll <= 0 {
 		a.StreamPoll = DefaultStreamPoll
+	}
+	if a.StreamAuthCheck <= 0 {
+		a.StreamAuthCheck = DefaultStreamAuthCheck
 	}
 	if a.MaxBody <= 0 {
 		a.MaxBody = DefaultMaxBody
@@ -151,6 +181,9 @@ type caller struct {
 	access agent.Access
 	// session is the person's login; nil for a token.
 	session *store.WebSession
+	// tokenHash is the service token's hash, to check it again; empty
+	// for a person.
+	tokenHash string
 }
 
 const apiPrefix = "/api/v1"
@@ -200,7 +233,10 @@ func (s *Server) apiRoutes() []route {
 // metrics under its pattern, and a JSON fallback for unknown API paths.
 func (s *Server) registerAPI() {
 	s.api.withDefaults()
-	s.limiter = newLoginLimiter(s.api.Now, s.api.LoginFailures, s.api.LoginWindow)
+	s.limiter = newLoginLimiter(s.api.Now, limitParams{
+		freeUser: s.api.LoginFailures, freeAddr: s.api.LoginAddressFailures,
+		delay: s.api.LoginDelay, ceiling: s.api.LoginMaxDelay, forget: s.api.LoginForget,
+	})
 	for _, rt := range s.apiRoutes() {
 		s.handle(rt.pattern, s.wrap(rt))
 	}
@@ -208,13 +244,18 @@ func (s *Server) registerAPI() {
 }
 
 // wrap applies to one route what every API route does: no caching, a
-// bounded body, the caller's credentials, CSRF for sessions and the
+// bounded body, the input check of the path and query (input.go), the
+// caller's credentials, CSRF for sessions and the
 // route's scopes for tokens.
 func (s *Server) wrap(rt route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		r.Body = http.MaxBytesReader(w, r.Body, s.api.MaxBody)
+		if err := checkRequestText(r); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 		if rt.who == public {
 			rt.h(w, r, nil)
 			return
@@ -433,7 +474,7 @@ func decode(r *http.Request, dst any, optional bool) error {
 	if dec.More() {
 		return badRequest("The request body must hold one JSON object only.")
 	}
-	return nil
+	return checkBodyText(b)
 }
 
 // pathID parses the {id} of a conversation route.

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -11,9 +12,9 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/t3agent/t3agent/internal/agent"
@@ -65,7 +66,18 @@ func (s *Server) authenticate(r *http.Request) (*caller, error) {
 	if err != nil || ck.Value == "" {
 		return nil, apiErr(http.StatusUnauthorized, "unauthorized", nil)
 	}
-	return s.sessionCaller(r, ck.Value)
+	return s.sessionCaller(r.Context(), HashSecret(ck.Value))
+}
+
+// recheck authenticates a caller again, as a long request (a stream)
+// does while it runs: the session or token must still be live and its
+// user still able to act. It returns the caller with the user loaded
+// afresh.
+func (s *Server) recheck(ctx context.Context, c *caller) (*caller, error) {
+	if c.session != nil {
+		return s.sessionCaller(ctx, c.session.IDHash)
+	}
+	return s.tokenCaller(ctx, c.tokenHash)
 }
 
 // bearer authenticates a service token. Unknown, revoked and expired
@@ -77,8 +89,12 @@ func (s *Server) bearer(r *http.Request, header string) (*caller, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" || len(tok) > maxBearerLen {
 		return nil, apiErr(http.StatusUnauthorized, "invalidToken", errors.New("malformed Authorization header"))
 	}
-	ctx := r.Context()
-	t, err := s.api.Credentials.ServiceTokenByHash(ctx, HashSecret(tok))
+	return s.tokenCaller(r.Context(), HashSecret(tok))
+}
+
+// tokenCaller authenticates the service token stored under hash.
+func (s *Server) tokenCaller(ctx context.Context, hash string) (*caller, error) {
+	t, err := s.api.Credentials.ServiceTokenByHash(ctx, hash)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, apiErr(http.StatusUnauthorized, "invalidToken", errors.New("unknown token"))
 	}
@@ -104,13 +120,13 @@ func (s *Server) bearer(r *http.Request, header string) (*caller, error) {
 			s.p.Logger.Warn("recording a service token's use", "token", t.Name, "err", err)
 		}
 	}
-	return &caller{user: u, access: agent.Access{Token: t.Name, Scopes: t.Scopes}}, nil
+	return &caller{user: u, access: agent.Access{Token: t.Name, Scopes: t.Scopes}, tokenHash: hash}, nil
 }
 
-// sessionCaller authenticates a session cookie and loads its user afresh.
-func (s *Server) sessionCaller(r *http.Request, secret string) (*caller, error) {
-	ctx := r.Context()
-	hash := HashSecret(secret)
+// sessionCaller authenticates the session stored under hash and loads
+// its user afresh. The session of a user who cannot act any more is
+// deleted, and its streams end.
+func (s *Server) sessionCaller(ctx context.Context, hash string) (*caller, error) {
 	sess, err := s.api.Credentials.WebSession(ctx, hash)
 	if errors.Is(err, store.ErrNotFound) || err == nil && !s.api.Now().Before(sess.ExpiresAt) {
 		return nil, apiErr(http.StatusUnauthorized, "unauthorized", errNoSession)
@@ -120,15 +136,22 @@ func (s *Server) sessionCaller(r *http.Request, secret string) (*caller, error) 
 	}
 	u, err := s.api.Site.BackendUserByName(ctx, sess.Username)
 	if errors.Is(err, typo3.ErrUserCannotAct) {
-		if derr := s.api.Credentials.DeleteWebSession(ctx, hash); derr != nil {
-			s.p.Logger.Warn("deleting the session of a user who cannot act", "err", derr)
-		}
+		s.endSession(ctx, hash)
 		return nil, apiErr(http.StatusUnauthorized, "unauthorized", fmt.Errorf("%s cannot act any more: %w", sess.Username, errNoSession))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load the backend user of a session: %w", err)
 	}
 	return &caller{user: u, session: &sess}, nil
+}
+
+// endSession deletes a session that must end and ends its streams in
+// this process (streams elsewhere notice at their next check).
+func (s *Server) endSession(ctx context.Context, hash string) {
+	s.sessions.end(hash)
+	if err := s.api.Credentials.DeleteWebSession(ctx, hash); err != nil {
+		s.p.Logger.Warn("deleting a session", "err", err)
+	}
 }
 
 func (s *Server) csrfOK(r *http.Request, sess *store.WebSession) bool {
@@ -198,12 +221,12 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, _ *caller) {
 		s.fail(w, r, badRequest("Give a username and a password."))
 		return
 	}
-	ip := clientIP(r)
+	ip := s.clientIP(r)
 	u, wait, err := s.checkLogin(r, body.Username, body.Password)
 	switch {
 	case wait > 0:
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-		s.fail(w, r, apiErr(http.StatusTooManyRequests, "rateLimited", fmt.Errorf("login of %q from %s", body.Username, ip)))
+		w.Header().Set("Retry-After", retryAfter(wait))
+		s.fail(w, r, apiErr(http.StatusTooManyRequests, "rateLimited", fmt.Errorf("login of %q from %s", logName(body.Username), ip)))
 		return
 	case errors.Is(err, typo3.ErrAuthFailed):
 		s.fail(w, r, apiErr(http.StatusUnauthorized, "invalidCredentials", err))
@@ -212,7 +235,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, _ *caller) {
 		s.fail(w, r, apiErr(http.StatusUnauthorized, "passwordHashUnusable", err))
 		return
 	case err != nil:
-		s.fail(w, r, fmt.Errorf("authenticate %q: %w", body.Username, err))
+		s.fail(w, r, fmt.Errorf("authenticate %q: %w", logName(body.Username), err))
 		return
 	}
 	ctx := r.Context()
@@ -234,9 +257,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, _ *caller) {
 	}
 	// A login replaces the session the browser had.
 	if old, err := r.Cookie(SessionCookie); err == nil && old.Value != "" {
-		if err := s.api.Credentials.DeleteWebSession(ctx, HashSecret(old.Value)); err != nil {
-			s.p.Logger.Warn("deleting the replaced session", "err", err)
-		}
+		s.endSession(ctx, HashSecret(old.Value))
 	}
 	// Logins are what adds sessions, so they also sweep the expired ones:
 	// no background sweeper is needed to keep the table small.
@@ -248,31 +269,81 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, _ *caller) {
 	writeJSON(w, http.StatusOK, map[string]any{"user": userOf(u), "csrfToken": csrf, "expiresAt": sess.ExpiresAt.UTC()})
 }
 
-// checkLogin checks TYPO3 backend credentials under the login limit, per
-// client address and per username: the API's login and the MCP consent
-// page both log in through it. A refused attempt returns the wait; a
-// failure that is not the client's (the site database) is given back.
-func (s *Server) checkLogin(r *http.Request, username, password string) (*typo3.BackendUser, time.Duration, error) {
-	ip := clientIP(r)
-	attempt, wait := s.limiter.take(ip, username)
-	if attempt == nil {
-		return nil, wait, nil
-	}
-	u, err := s.api.Site.Authenticate(r.Context(), username, password)
-	switch {
-	case errors.Is(err, typo3.ErrAuthFailed):
-		s.p.Logger.Info("login failed", "username", username, "ip", ip)
-		return nil, 0, err
-	case errors.Is(err, typo3.ErrPasswordHashUnusable):
-		s.p.Logger.Warn("login refused: unusable password hash", "username", username, "ip", ip, "err", err)
-		return nil, 0, err
-	}
-	// Only failures count; a failure that is not the client's neither.
-	attempt.refund()
-	return u, 0, err
+// retryAfter is a wait as a Retry-After header value: whole seconds,
+// rounded up.
+func retryAfter(wait time.Duration) string {
+	return strconv.Itoa(int(math.Ceil(wait.Seconds())))
 }
 
+// Reasons of t3agent_login_failures_total.
+const (
+	failWrongCredentials = "wrong_credentials"
+	failDisabled         = "disabled"
+	failLegacyHash       = "legacy_hash"
+	failRateLimited      = "rate_limited"
+)
+
+// maxUsernameLen bounds a username as the limiter and the log keep it;
+// TYPO3's usernames are at most 50 characters.
+const maxUsernameLen = 255
+
+// logName is a username as the limiter and the log keep it: at most
+// maxUsernameLen bytes.
+func logName(username string) string {
+	if len(username) > maxUsernameLen {
+		return username[:maxUsernameLen]
+	}
+	return username
+}
+
+// checkLogin checks TYPO3 backend credentials under the login limit (per
+// client address, and per address and username): the API's login and
+// the MCP consent page both log in through it. A refused attempt returns
+// the wait; a failure that is not the client's (the site database) is
+// given back. Every refusal is logged and counted by reason.
+func (s *Server) checkLogin(r *http.Request, username, password string) (*typo3.BackendUser, time.Duration, error) {
+	ip := s.clientIP(r)
+	name := logName(username)
+	attempt, wait := s.limiter.take(ip, name)
+	if attempt == nil {
+		s.loginFailures.WithLabelValues(failRateLimited).Inc()
+		s.p.Logger.Warn("login refused: too many failed attempts", "username", name, "ip", ip, "retry_after", retryAfter(wait)+"s")
+		return nil, wait, nil
+	}
+	// A username no backend user can have fails like a wrong one (the
+	// site database would refuse a NUL outright), and counts.
+	var u *typo3.BackendUser
+	var err error
+	if len(username) > maxUsernameLen || !validText(username) {
+		err = typo3.ErrAuthFailed
+	} else {
+		u, err = s.api.Site.Authenticate(r.Context(), username, password)
+	}
+	var af *typo3.AuthFailure
+	switch {
+	case err == nil:
+		attempt.succeeded()
+		return u, 0, nil
+	case errors.As(err, &af) && af.Inactive != "" && af.Inactive != typo3.ReasonUnknown:
+		s.loginFailures.WithLabelValues(failDisabled).Inc()
+		s.p.Logger.Info("login failed: the user cannot act", "username", name, "ip", ip, "reason", string(af.Inactive))
+		return nil, 0, err
+	case errors.Is(err, typo3.ErrAuthFailed):
+		s.loginFailures.WithLabelValues(failWrongCredentials).Inc()
+		s.p.Logger.Info("login failed", "username", name, "ip", ip)
+		return nil, 0, err
+	case errors.Is(err, typo3.ErrPasswordHashUnusable):
+		s.loginFailures.WithLabelValues(failLegacyHash).Inc()
+		s.p.Logger.Warn("login refused: unusable password hash", "username", name, "ip", ip, "err", err)
+		return nil, 0, err
+	}
+	attempt.refund()
+	return nil, 0, err
+}
+
+// logout deletes the session and ends its open streams at once.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request, c *caller) {
+	s.sessions.end(c.session.IDHash)
 	if err := s.api.Credentials.DeleteWebSession(r.Context(), c.session.IDHash); err != nil {
 		s.fail(w, r, fmt.Errorf("delete session: %w", err))
 		return
@@ -301,111 +372,43 @@ func (s *Server) me(w http.ResponseWriter, _ *http.Request, c *caller) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// clientIP is the peer's address. X-Forwarded-For is not trusted: any
-// client could send one to escape its limit.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// clientIP is the address the login limit keys on: the peer's, or,
+// when the peer is one of API.TrustedProxies, the last address in
+// X-Forwarded-For that is not a trusted proxy. Without trusted proxies
+// X-Forwarded-For is ignored: any client could send one to escape its
+// limit.
+func (s *Server) clientIP(r *http.Request) string {
+	peer := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(peer); err == nil {
+		peer = host
+	}
+	if len(s.api.TrustedProxies) == 0 || !s.trustedProxy(peer) {
+		return peer
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop := strings.TrimSpace(hops[i])
+		if _, err := netip.ParseAddr(hop); err != nil {
+			// Not an address: no proxy of ours wrote it.
+			return peer
+		}
+		if !s.trustedProxy(hop) {
+			return hop
+		}
+	}
+	return peer
+}
+
+func (s *Server) trustedProxy(addr string) bool {
+	a, err := netip.ParseAddr(addr)
 	if err != nil {
-		return r.RemoteAddr
+		return false
 	}
-	return host
-}
-
-// loginLimiter counts login attempts in fixed windows, per client address
-// and per username. An attempt counts from the moment it starts, so
-// concurrent guesses cannot all slip under the limit; a successful login
-// gives its attempt back. It is safe for concurrent use.
-type loginLimiter struct {
-	now    func() time.Time
-	max    int
-	window time.Duration
-
-	mu   sync.Mutex
-	hits map[string]*loginWindow
-}
-
-type loginWindow struct {
-	start time.Time
-	n     int
-}
-
-// maxLimiterKeys bounds the limiter's memory; expired windows are dropped
-// first when it is reached.
-const maxLimiterKeys = 100_000
-
-func newLoginLimiter(now func() time.Time, limit int, window time.Duration) *loginLimiter {
-	return &loginLimiter{now: now, max: limit, window: window, hits: map[string]*loginWindow{}}
-}
-
-// loginAttempt is one counted attempt.
-type loginAttempt struct {
-	l *loginLimiter
-	// windows are the windows it was counted in; a refund after a window
-	// ended must not lower its successor.
-	windows []*loginWindow
-}
-
-// take counts an attempt from ip for username, or refuses it with the
-// time until the fullest window ends.
-func (l *loginLimiter) take(ip, username string) (*loginAttempt, time.Duration) {
-	keys := []string{"ip:" + ip, "user:" + strings.ToLower(strings.TrimSpace(username))}
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var wait time.Duration
-	for _, k := range keys {
-		w := l.hits[k]
-		if w != nil && now.Sub(w.start) >= l.window {
-			delete(l.hits, k)
-			w = nil
-		}
-		if w != nil && w.n >= l.max {
-			wait = max(wait, w.start.Add(l.window).Sub(now))
+	a = a.Unmap()
+	for _, p := range s.api.TrustedProxies {
+		if p.Contains(a) {
+			return true
 		}
 	}
-	if wait > 0 {
-		return nil, wait
-	}
-	if len(l.hits)+len(keys) > maxLimiterKeys {
-		l.prune(now)
-	}
-	a := &loginAttempt{l: l}
-	for _, k := range keys {
-		w := l.hits[k]
-		if w == nil {
-			w = &loginWindow{start: now}
-			l.hits[k] = w
-		}
-		w.n++
-		a.windows = append(a.windows, w)
-	}
-	return a, 0
-}
-
-// prune drops expired windows, and if that is not enough, arbitrary ones.
-func (l *loginLimiter) prune(now time.Time) {
-	for k, w := range l.hits {
-		if now.Sub(w.start) >= l.window {
-			delete(l.hits, k)
-		}
-	}
-	for k := range l.hits {
-		if len(l.hits) < maxLimiterKeys/2 {
-			break
-		}
-		delete(l.hits, k)
-	}
-}
-
-// refund gives the attempt back: only failures count. It undoes this
-// attempt alone, so a client that owns one account cannot wipe the
-// failures before it by logging in.
-func (a *loginAttempt) refund() {
-	a.l.mu.Lock()
-	defer a.l.mu.Unlock()
-	for _, w := range a.windows {
-		if w.n > 0 {
-			w.n--
-		}
-	}
+	return false
 }

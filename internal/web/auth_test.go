@@ -1,15 +1,20 @@
 package web
 
 import (
+	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +22,7 @@ import (
 
 	"github.com/t3agent/t3agent/internal/chat/chattest"
 	"github.com/t3agent/t3agent/internal/dbtest"
+	"github.com/t3agent/t3agent/internal/oauth"
 	"github.com/t3agent/t3agent/internal/store"
 )
 
@@ -134,6 +140,9 @@ func TestLogin(t *testing.T) {
 		{"disabled user, right password", anon, "POST", "/api/v1/login", login("former", e.f.Demo.Password(t, "former")), nil, 401, []string{errBody("invalidCredentials")}, nil},
 		{"GET login", anon, "GET", "/api/v1/login", nil, nil, 405, []string{errBody("methodNotAllowed")}, nil},
 	})
+	if got := e.metric(`t3agent_login_failures_total{reason="disabled"}`); got != 1 {
+		t.Errorf("logins of a disabled user counted %v, want 1", got)
+	}
 	wrong := anon.do("POST", "/api/v1/login", login("editor", "wrong"))
 	nobody := anon.do("POST", "/api/v1/login", login("nobody-at-all", "wrong"))
 	if wrong.code != 401 || nobody.code != 401 || wrong.body != nobody.body || !strings.Contains(wrong.body, errBody("invalidCredentials")) {
@@ -192,77 +201,185 @@ func TestSessionLifetime(t *testing.T) {
 	}
 }
 
-// TestLoginRateLimit: five failures per username or per address within
-// the window answer 429 with Retry-After, even with the right password;
-// the window ends with the injected clock. Successes do not count.
+// loginFrom posts a login as a client at addr (the limiter keys on the
+// peer's address, which a test over loopback cannot vary).
+func (e *apiEnv) loginFrom(addr, user, pass string) *httptest.ResponseRecorder {
+	e.t.Helper()
+	b, _ := json.Marshal(map[string]string{"username": user, "password": pass})
+	req := httptest.NewRequest("POST", "/api/v1/login", bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.RemoteAddr = addr + ":40000"
+	rec := httptest.NewRecorder()
+	hits.record(e.srv).ServeHTTP(rec, req)
+	return rec
+}
+
+// metric is the value of one sample line of /metrics, e.g.
+// `t3agent_login_failures_total{reason="disabled"}`; -1 when absent.
+func (e *apiEnv) metric(sample string) float64 {
+	e.t.Helper()
+	res := e.anonymous().do("GET", "/metrics", nil)
+	for line := range strings.Lines(res.body) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), sample+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				e.t.Fatalf("metric %s: %v", sample, err)
+			}
+			return f
+		}
+	}
+	return -1
+}
+
+// TestLoginRateLimit: failures slow down the next attempt per address
+// and username, and per address, with growing waits (429 with
+// Retry-After, even with the right password), on the injected clock.
+// Guesses from one address never lock the user out at another; the
+// right password after the wait logs in and clears the wait; the MCP
+// consent page's login shares the limit. Refusals are logged and
+// counted.
 func TestLoginRateLimit(t *testing.T) {
 	t.Parallel()
-	e := setup(t, envOptions{})
-	c := e.anonymous()
-	pw := e.f.Demo.Password(t, "editor")
-	login := func(user, pass string) response {
-		return c.do("POST", "/api/v1/login", map[string]string{"username": user, "password": pass})
-	}
-	for range 3 {
-		if res := login("editor", pw); res.code != 200 {
-			t.Fatalf("right password = %d %s", res.code, res.body)
+	e := setup(t, envOptions{api: func(a *API) {
+		a.LoginFailures, a.LoginAddressFailures = 2, 3
+		a.LoginDelay, a.LoginMaxDelay = 2*time.Second, 8*time.Second
+	}})
+	const attacker, office = "192.0.2.1", "198.51.100.7"
+	pw := map[string]string{"editor": e.f.Demo.Password(t, "editor"), "admin": e.f.Demo.Password(t, "admin")}
+	expect := func(what string, rec *httptest.ResponseRecorder, code int, retry string) {
+		t.Helper()
+		if rec.Code != code || rec.Header().Get("Retry-After") != retry {
+			t.Fatalf("%s = %d Retry-After %q, want %d %q: %s", what, rec.Code, rec.Header().Get("Retry-After"), code, retry, rec.Body)
+		}
+		if code == 429 && !strings.Contains(rec.Body.String(), errBody("rateLimited")) {
+			t.Fatalf("%s: %s", what, rec.Body)
 		}
 	}
-	// (The limiter folds case; TestLoginLimiterKeys checks it. A username
-	// TYPO3 does not know would cost a slow timing-equaliser hash here.)
-	for i := range 5 {
-		if res := login("editor", "wrong"); res.code != 401 {
-			t.Fatalf("failure %d = %d %s", i+1, res.code, res.body)
+	expect("first failure", e.loginFrom(attacker, "editor", "wrong"), 401, "")
+	expect("second failure", e.loginFrom(attacker, "editor", "wrong"), 401, "")
+	expect("the right password at once", e.loginFrom(attacker, "editor", pw["editor"]), 429, "2")
+	expect("the editor elsewhere", e.loginFrom(office, "editor", pw["editor"]), 200, "")
+	e.f.Clock.Advance(2 * time.Second)
+	expect("the right password after the wait", e.loginFrom(attacker, "editor", pw["editor"]), 200, "")
+	// The success cleared the address-and-username wait, not the
+	// address's failures: one more failure at anyone spends the address.
+	expect("a failure at the intern", e.loginFrom(attacker, "intern", "wrong"), 401, "")
+	expect("another user from the address", e.loginFrom(attacker, "admin", pw["admin"]), 429, "2")
+	consent := func(user, pass string) error {
+		req := httptest.NewRequest("POST", "/oauth/consent", nil)
+		req.RemoteAddr = attacker + ":40001"
+		_, err := e.srv.consentLogin(req, user, pass)
+		return err
+	}
+	var le *oauth.LoginError
+	if err := consent("admin", pw["admin"]); !errors.As(err, &le) || le.RetryAfter != 2*time.Second {
+		t.Fatalf("the consent page during the wait: %v", err)
+	}
+	e.f.Clock.Advance(2 * time.Second)
+	if err := consent("admin", "wrong"); !errors.As(err, &le) || le.RetryAfter != 0 {
+		t.Fatalf("a wrong password on the consent page: %v", err)
+	}
+	// The consent page's failure counted: the address's wait doubled.
+	expect("after the consent page's failure", e.loginFrom(attacker, "admin", pw["admin"]), 429, "4")
+	e.f.Clock.Advance(4 * time.Second)
+	expect("the admin after the wait", e.loginFrom(attacker, "admin", pw["admin"]), 200, "")
+
+	for sample, want := range map[string]float64{
+		`t3agent_login_failures_total{reason="wrong_credentials"}`: 4,
+		`t3agent_login_failures_total{reason="rate_limited"}`:      4,
+		`t3agent_login_failures_total{reason="disabled"}`:          0,
+		`t3agent_login_failures_total{reason="legacy_hash"}`:       0,
+	} {
+		if got := e.metric(sample); got != want {
+			t.Errorf("%s = %v, want %v", sample, got, want)
 		}
 	}
-	res := login("editor", pw)
-	if res.code != 429 || !strings.Contains(res.body, errBody("rateLimited")) || res.header.Get("Retry-After") != "300" {
-		t.Fatalf("sixth attempt = %d %s, Retry-After %q", res.code, res.body, res.header.Get("Retry-After"))
+	logs := e.f.Logs.String()
+	if n := strings.Count(logs, "login refused: too many failed attempts"); n != 4 {
+		t.Errorf("%d refusals logged, want 4:\n%s", n, logs)
 	}
-	// The address is also spent: another user from it waits too.
-	if res := login("admin", e.f.Demo.Password(t, "admin")); res.code != 429 {
-		t.Errorf("another user from the same address = %d %s", res.code, res.body)
-	}
-	e.f.Clock.Advance(4 * time.Minute)
-	if res := login("editor", pw); res.code != 429 || res.header.Get("Retry-After") != "60" {
-		t.Errorf("a minute before the window ends = %d, Retry-After %q", res.code, res.header.Get("Retry-After"))
-	}
-	e.f.Clock.Advance(time.Minute)
-	if res := login("editor", pw); res.code != 200 {
-		t.Errorf("after the window = %d %s", res.code, res.body)
+	if !strings.Contains(logs, "ip="+attacker) {
+		t.Errorf("the refusals do not name the address:\n%s", logs)
 	}
 }
 
-// TestLoginLimiterKeys: the username window and the address window are
-// separate; a refund never lowers a later window.
-func TestLoginLimiterKeys(t *testing.T) {
+// TestLoginLimiter: the limiter's waits double from the first delay up
+// to the ceiling, per address and username and per address; a key is
+// forgotten after the quiet period; attempts in flight count, so
+// concurrent guesses cannot slip under the limit; a refund undoes one
+// attempt; a success clears only its address-and-username key.
+func TestLoginLimiter(t *testing.T) {
 	t.Parallel()
 	clock := chattest.NewClock(chattest.Start)
-	l := newLoginLimiter(clock.Now, 2, time.Minute)
-	for range 2 {
-		if a, _ := l.take("10.0.0.1", "editor"); a == nil {
-			t.Fatal("refused under the limit")
+	l := newLoginLimiter(clock.Now, limitParams{freeUser: 2, freeAddr: 100, delay: time.Second, ceiling: 8 * time.Second, forget: time.Hour})
+	take := func(addr, user string, want time.Duration) *loginAttempt {
+		t.Helper()
+		a, wait := l.take(addr, user)
+		if (a == nil) != (want > 0) || wait != want {
+			t.Fatalf("take(%s, %s) = %v, %v; want wait %v", addr, user, a, wait, want)
 		}
+		return a
 	}
-	if a, wait := l.take("10.0.0.2", "EDITOR "); a != nil || wait != time.Minute {
-		t.Errorf("the username's window: %v, %v", a, wait)
+	take("10.0.0.1", "editor", 0)
+	take("10.0.0.1", "editor", 0)
+	take("10.0.0.1", "editor", time.Second)
+	take("10.0.0.1", " EDITOR", time.Second) // TYPO3 folds case
+	take("10.0.0.2", "editor", 0)            // another address
+	for _, wait := range []time.Duration{1, 2, 4, 8, 8} {
+		clock.Advance(wait * time.Second)
+		take("10.0.0.1", "editor", 0)
+		next := min(2*wait, 8) * time.Second
+		take("10.0.0.1", "editor", next)
 	}
-	if a, wait := l.take("10.0.0.1", "admin"); a != nil || wait != time.Minute {
-		t.Errorf("the address's window: %v, %v", a, wait)
-	}
-	a, _ := l.take("10.0.0.3", "intern")
-	clock.Advance(time.Minute)
-	b, _ := l.take("10.0.0.3", "intern")
-	a.refund() // the old window's attempt
-	if c, _ := l.take("10.0.0.3", "intern"); c == nil {
-		t.Fatal("refused under the limit")
-	}
-	if d, _ := l.take("10.0.0.3", "intern"); d != nil {
-		t.Error("a refund of an ended window lowered the new one")
-	}
+	// The wait is over, but until the quiet period ends the failures
+	// are remembered; after it the key starts afresh.
+	clock.Advance(8*time.Second + time.Hour - time.Nanosecond)
+	take("10.0.0.1", "editor", 0)
+	take("10.0.0.1", "editor", 8*time.Second)
+	clock.Advance(8*time.Second + time.Hour)
+	take("10.0.0.1", "editor", 0)
+	take("10.0.0.1", "editor", 0)
+	take("10.0.0.1", "editor", time.Second)
+
+	// Refunds undo one attempt; a success keeps the address's count.
+	a := take("10.0.0.3", "intern", 0)
+	b := take("10.0.0.3", "intern", 0)
+	take("10.0.0.3", "intern", time.Second)
 	b.refund()
-	if d, _ := l.take("10.0.0.3", "intern"); d == nil {
-		t.Error("a refund in the window did not give the attempt back")
+	take("10.0.0.3", "intern", 0).refund()
+	a.succeeded()
+	take("10.0.0.3", "intern", 0)
+	take("10.0.0.3", "intern", 0)
+	take("10.0.0.3", "intern", time.Second)
+
+	addr := newLoginLimiter(clock.Now, limitParams{freeUser: 5, freeAddr: 2, delay: time.Second, ceiling: time.Minute, forget: time.Hour})
+	addr.take("10.0.0.4", "a")
+	if w, _ := addr.take("10.0.0.4", "b"); w == nil {
+		t.Fatal("refused under the limit")
+	} else {
+		w.succeeded()
+	}
+	if w, wait := addr.take("10.0.0.4", "c"); w == nil || wait != 0 {
+		t.Fatalf("the success gave its attempt back: %v, %v", w, wait)
+	}
+	if _, wait := addr.take("10.0.0.4", "d"); wait != time.Second {
+		t.Errorf("the address's failures survived no success: wait %v", wait)
+	}
+
+	// Concurrent guesses: exactly the free ones get through.
+	conc := newLoginLimiter(clock.Now, limitParams{freeUser: 3, freeAddr: 100, delay: time.Second, ceiling: time.Minute, forget: time.Hour})
+	var wg sync.WaitGroup
+	var passed atomic.Int32
+	for range 50 {
+		wg.Go(func() {
+			if a, _ := conc.take("10.0.0.5", "admin"); a != nil {
+				passed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if passed.Load() != 3 {
+		t.Errorf("%d concurrent guesses passed, want 3", passed.Load())
 	}
 }
 
@@ -293,13 +410,7 @@ func TestSiteUserChanges(t *testing.T) {
 	if hash == "" {
 		t.Fatal("no phpass vector")
 	}
-	// The demo site is a SQLite file; the test writes it beside t3agent's
-	// read-only connection.
-	db, err := sql.Open("sqlite", strings.TrimPrefix(e.f.Demo.DSN, "sqlite:"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := e.siteDB()
 	if _, err := db.Exec(`INSERT INTO be_users (uid, pid, username, password, usergroup, options) VALUES (700, 0, 'legacy', ?, '1', 3)`, hash); err != nil {
 		t.Fatal(err)
 	}
@@ -311,6 +422,9 @@ func TestSiteUserChanges(t *testing.T) {
 			[]string{errBody("invalidCredentials")}, nil},
 		{"before disabling", intern, "GET", "/api/v1/me", nil, nil, 200, []string{`"username":"intern"`}, nil},
 	})
+	if got := e.metric(`t3agent_login_failures_total{reason="legacy_hash"}`); got != 1 {
+		t.Errorf("legacy hash refusals counted %v, want 1", got)
+	}
 	u, _ := url.Parse(e.ts.URL)
 	cookies := intern.hc.Jar.Cookies(u)
 	if len(cookies) != 1 {
@@ -322,5 +436,42 @@ func TestSiteUserChanges(t *testing.T) {
 	check(t, []call{{"after disabling", intern, "GET", "/api/v1/me", nil, nil, 401, []string{errBody("unauthorized")}, nil}})
 	if _, err := e.f.Store.WebSession(context.Background(), HashSecret(cookies[0].Value)); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the session of a disabled user is kept: %v", err)
+	}
+}
+
+// TestClientIP: the login limit's address is the peer's unless the peer
+// is a trusted proxy; then it is the last X-Forwarded-For hop that is no
+// trusted proxy, so a client cannot pick its own address by sending the
+// header, directly or through the proxy.
+func TestClientIP(t *testing.T) {
+	t.Parallel()
+	trusted := New(Params{API: &API{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}}})
+	none := New(Params{API: &API{}})
+	for _, c := range []struct {
+		what   string
+		s      *Server
+		peer   string
+		xff    []string
+		client string
+	}{
+		{"no proxies configured", none, "10.0.0.1:1", []string{"203.0.113.5"}, "10.0.0.1"},
+		{"a client that sends the header", trusted, "198.51.100.1:1", []string{"203.0.113.5"}, "198.51.100.1"},
+		{"through the proxy", trusted, "10.0.0.1:1", []string{"203.0.113.5"}, "203.0.113.5"},
+		{"a forged hop before the real one", trusted, "10.0.0.1:1", []string{"6.6.6.6, 203.0.113.5"}, "203.0.113.5"},
+		{"through two proxies", trusted, "10.0.0.1:1", []string{"203.0.113.5, 10.0.0.9"}, "203.0.113.5"},
+		{"hops in several headers", trusted, "10.0.0.1:1", []string{"6.6.6.6", "203.0.113.5"}, "203.0.113.5"},
+		{"the proxy sends none", trusted, "10.0.0.1:1", nil, "10.0.0.1"},
+		{"garbage", trusted, "10.0.0.1:1", []string{"203.0.113.5, not-an-address"}, "10.0.0.1"},
+		{"IPv6 proxy", trusted, "[fd00::1]:1", []string{"2001:db8::7"}, "2001:db8::7"},
+		{"IPv4-mapped proxy", trusted, "[::ffff:10.0.0.1]:1", []string{"203.0.113.5"}, "203.0.113.5"},
+	} {
+		req := httptest.NewRequest("POST", "/api/v1/login", nil)
+		req.RemoteAddr = c.peer
+		for _, v := range c.xff {
+			req.Header.Add("X-Forwarded-For", v)
+		}
+		if got := c.s.clientIP(req); got != c.client {
+			t.Errorf("%s: %s, want %s", c.what, got, c.client)
+		}
 	}
 }

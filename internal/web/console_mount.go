@@ -16,7 +16,7 @@ import (
 func (s *Server) mountConsole() {
 	a := s.api
 	p := console.Params{
-		Auth: consoleAuth{s}, Runtime: a.Runtime, Runs: a.Runs, Logger: s.p.Logger,
+		Auth: consoleAuth{s}, Runtime: a.Runtime, Logger: s.p.Logger,
 		SiteName: s.p.SiteName, Version: s.p.Version, Now: a.Now,
 		StreamPath: apiPrefix + "/chat/conversations/%d/stream", Gate: a.Gate,
 	}
@@ -34,7 +34,7 @@ func (a consoleAuth) Session(w http.ResponseWriter, r *http.Request) (*console.S
 	if err != nil || ck.Value == "" {
 		return nil, nil
 	}
-	c, err := a.s.sessionCaller(r, ck.Value)
+	c, err := a.s.sessionCaller(r.Context(), HashSecret(ck.Value))
 	if errors.Is(err, errNoSession) {
 		a.s.expireCookie(w, r)
 		return nil, nil
@@ -82,12 +82,14 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request, u *typo3.Ba
 		s.p.Logger.Warn("deleting expired sessions", "err", err)
 	}
 	http.SetCookie(w, s.sessionCookie(r, secret, int(s.api.SessionTTL/time.Second)))
-	s.p.Logger.Info("login", "username", u.Username, "ip", clientIP(r), "via", "console")
+	s.p.Logger.Info("login", "username", u.Username, "ip", s.clientIP(r), "via", "console")
 	return nil
 }
 
 func (a consoleAuth) Logout(w http.ResponseWriter, r *http.Request) error {
 	if ck, err := r.Cookie(SessionCookie); err == nil && ck.Value != "" {
+		// The session's open streams end at once, as on the API's logout.
+		a.s.sessions.end(HashSecret(ck.Value))
 		if err := a.s.api.Credentials.DeleteWebSession(r.Context(), HashSecret(ck.Value)); err != nil {
 			return fmt.Errorf("delete session: %w", err)
 		}

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -97,7 +98,7 @@ func setup(t *testing.T, o envOptions) *apiEnv {
 func serve(t *testing.T, f *chattest.Fixture, change func(*API)) *apiEnv {
 	t.Helper()
 	api := &API{
-		Site: f.Site, Credentials: f.Store, Runs: f.Store, Runtime: f.Runtime, Chat: f.Service,
+		Site: f.Site, Credentials: f.Store, Runtime: f.Runtime, Chat: f.Service,
 		Gate: f.Gate, Configs: f.Tasks, Now: f.Clock.Now,
 	}
 	if change != nil {
@@ -107,6 +108,19 @@ func serve(t *testing.T, f *chattest.Fixture, change func(*API)) *apiEnv {
 	ts := httptest.NewServer(hits.record(srv))
 	t.Cleanup(ts.Close)
 	return &apiEnv{t: t, f: f, srv: srv, ts: ts}
+}
+
+// siteDB opens the demo site's SQLite file for writing, beside
+// t3agent's read-only connection, as TYPO3 would change it; it closes
+// with the test.
+func (e *apiEnv) siteDB() *sql.DB {
+	e.t.Helper()
+	db, err := sql.Open("sqlite", strings.TrimPrefix(e.f.Demo.DSN, "sqlite:"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = db.Close() })
+	return db
 }
 
 // client is one HTTP client: a browser with its cookie jar and CSRF

@@ -85,7 +85,7 @@ func pickLang(r *http.Request) (string, error) {
 				return l, nil
 			}
 		}
-		return "", badRequest("lang must be en or de")
+		return "", badRequest("The query parameter lang must be en or de.")
 	}
 	tags, _, err := language.ParseAcceptLanguage(r.Header.Get("Accept-Language"))
 	if err != nil || len(tags) == 0 {

@@ -199,7 +199,7 @@ func runLoad(tb testing.TB, p loadParams) loadReport {
 		Task: chattest.Task, MaxActivePerUser: p.Conversations, MaxConversationsPerUser: p.Conversations,
 	}})
 	api := &API{
-		Site: f.Site, Credentials: f.Store, Runs: f.Store, Runtime: f.Runtime, Chat: f.Service,
+		Site: f.Site, Credentials: f.Store, Runtime: f.Runtime, Chat: f.Service,
 		Gate: f.Gate, Configs: f.Tasks, Now: f.Clock.Now,
 	}
 	ts := httptest.NewServer(New(Params{Logger: f.Logger, SiteName: "Nordlicht Pumps", Version: "test", API: api}).Handler())

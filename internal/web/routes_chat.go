@@ -30,6 +30,9 @@ type Chat interface {
 	// Changes signals the changes this process makes to a conversation;
 	// cancel unsubscribes.
 	Changes(id int64) (<-chan struct{}, func())
+	// Follow moves on the conversations whose run was decided, answered
+	// or cancelled outside the chat; the runs routes call it after each.
+	Follow(ctx context.Context) (int, error)
 }
 
 // conversationJSON is a conversation as the API shows it. The claim,
@@ -46,14 +49,21 @@ type conversationJSON struct {
 	ErrorCode    string `json:"errorCode,omitempty"`
 	ErrorMessage string `json:"errorMessage,omitempty"`
 	// DecisionPending: a recorded decision or answer is not carried out yet.
-	DecisionPending bool      `json:"decisionPending"`
-	Pinned          bool      `json:"pinned"`
-	Archived        bool      `json:"archived"`
-	MessageCount    int       `json:"messageCount"`
-	Resumable       bool      `json:"resumable"`
-	MayDecide       bool      `json:"mayDecide"`
-	CreatedAt       time.Time `json:"createdAt"`
-	UpdatedAt       time.Time `json:"updatedAt"`
+	DecisionPending bool `json:"decisionPending"`
+	Pinned          bool `json:"pinned"`
+	Archived        bool `json:"archived"`
+	MessageCount    int  `json:"messageCount"`
+	Resumable       bool `json:"resumable"`
+	// MayDecide: the reader may approve or deny the card; MayApprove
+	// and MayDeny say which, DecideReason (a label code, error.<code>)
+	// why not approve — secondApproverRequired when the configuration
+	// wants a second person and the reader started the run.
+	MayDecide    bool      `json:"mayDecide"`
+	MayApprove   bool      `json:"mayApprove"`
+	MayDeny      bool      `json:"mayDeny"`
+	DecideReason string    `json:"decideReason,omitempty"`
+	CreatedAt    time.Time `json:"createdAt"`
+	UpdatedAt    time.Time `json:"updatedAt"`
 }
 
 func conversationOf(v chat.View) conversationJSON {
@@ -62,7 +72,8 @@ func conversationOf(v chat.View) conversationJSON {
 		ID: c.ID, Title: c.Title, Status: c.Status, Task: c.Task, RunID: c.RunID,
 		ErrorCode: c.ErrorCode, ErrorMessage: c.ErrorMessage, DecisionPending: c.HasPendingDecision(),
 		Pinned: c.Pinned, Archived: c.Archived, MessageCount: c.MessageCount,
-		Resumable: v.Resumable, MayDecide: v.MayDecide, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(),
+		Resumable: v.Resumable, MayDecide: v.MayDecide, MayApprove: v.MayApprove, MayDeny: v.MayDeny,
+		DecideReason: string(v.DecideReason), CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(),
 	}
 }
 

@@ -198,3 +198,46 @@ func TestChatLimitsAndAccess(t *testing.T) {
 		{"no chat to stream", c, "GET", "/api/v1/chat/conversations/1/stream", nil, nil, 503, []string{errBody("chatUnavailable")}, nil},
 	})
 }
+
+// TestChatFourEyes: under require_second_approver the owner's view says
+// who may decide (mayApprove false, mayDeny true, decideReason
+// secondApproverRequired) and the chat's approve answers 403
+// secondApproverRequired with nothing recorded; the admin approves the
+// run through the runs API, and that request already moves the
+// conversation on: the answer is appended and it is idle.
+func TestChatFourEyes(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOptions{chat: chattest.Options{ConfigYAML: "require_second_approver: true"}})
+	editor, admin := e.login("editor"), e.login("admin")
+	a := editor.create()
+	e.f.LLM.Push(llmtest.Calls(llmtest.Call("c1", chattest.WriteTool, `{"text":"hello"}`)))
+	check(t, []call{{"send", editor, "POST", a + "/messages", map[string]string{"content": "Publish hello"}, nil, 202, nil, nil}})
+	e.f.Drain(t)
+	p := editor.page(a)
+	if p.Conversation.Status != store.ConversationAwaitingApproval || p.Pending == nil {
+		t.Fatalf("after the turn: %+v", p)
+	}
+	digest, runID := p.Pending.Digest, p.Conversation.RunID
+	check(t, []call{
+		{"the owner's card", editor, "GET", a, nil, nil, 200, []string{`"mayDecide":true`, `"mayApprove":false`, `"mayDeny":true`,
+			`"decideReason":"secondApproverRequired"`, `"decideReason":"selfApprovalDenied"`}, nil},
+		{"the owner approves", editor, "POST", a + "/approve", map[string]string{"digest": digest}, nil, 403,
+			[]string{errBody("secondApproverRequired"), "second person"}, nil},
+		{"nothing was recorded", editor, "GET", a, nil, nil, 200, []string{`"status":"awaiting_approval"`, `"decisionPending":false`}, nil},
+		{"the admin sees who may decide", admin, "GET", "/api/v1/runs/" + runID, nil, nil, 200, []string{`"mayApprove":true`, `"mayDeny":true`}, []string{"decideReason"}},
+	})
+	e.f.LLM.Push(llmtest.Text("Published."))
+	check(t, []call{{"the admin approves the run", admin, "POST", "/api/v1/runs/" + runID + "/approve", map[string]string{"digest": digest}, nil, 200,
+		[]string{`"outcome":"completed"`, `"content":"Published."`}, nil}})
+	// Read from the store, not through the chat (whose reads follow runs
+	// themselves): the approval request moved the conversation on.
+	c, err := e.f.Store.Conversation(context.Background(), idOf(t, a))
+	if err != nil || c.Status != store.ConversationIdle || c.ConversationState != (store.ConversationState{}) {
+		t.Fatalf("after the approval through the runs API: %+v, %v", c, err)
+	}
+	if n := e.f.WriteCalls(); n != 1 {
+		t.Errorf("the MCP server saw %d writes, want 1", n)
+	}
+	check(t, []call{{"the answer", editor, "GET", a + "/messages", nil, nil, 200,
+		[]string{`"status":"idle"`, `"content":"Published."`, `"pending":null`, `"mayDecide":false`}, nil}})
+}

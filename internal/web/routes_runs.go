@@ -68,6 +68,13 @@ type pendingJSON struct {
 	InputSchema json.RawMessage     `json:"inputSchema,omitempty"`
 	// Unreadable: the saved turn does not open; the run can only be cancelled.
 	Unreadable bool `json:"unreadable,omitempty"`
+	// MayApprove and MayDeny say what the reader may decide on an
+	// approval turn; DecideReason (a label code, error.<code>) why not
+	// approve: selfApprovalDenied when a second person must approve,
+	// approverNotPermitted when a token cannot release a write.
+	MayApprove   bool   `json:"mayApprove"`
+	MayDeny      bool   `json:"mayDeny"`
+	DecideReason string `json:"decideReason,omitempty"`
 }
 
 // pendingOf is the pending turn of an inbox item, nil when the run does
@@ -77,7 +84,14 @@ func pendingOf(it agent.InboxItem) *pendingJSON {
 		return nil
 	}
 	p := &pendingJSON{RunID: it.Run.ID, Digest: it.Digest, Calls: make([]callJSON, len(it.Calls)),
-		Previews: it.Previews, InputTool: it.Input, InputSchema: it.Schema, Unreadable: it.Unreadable}
+		Previews: it.Previews, InputTool: it.Input, InputSchema: it.Schema, Unreadable: it.Unreadable,
+		MayApprove: it.Rights.MayApprove, MayDeny: it.Rights.MayDeny}
+	if it.Rights.Reason != "" && !it.Rights.MayApprove && it.Input == "" {
+		p.DecideReason = "decisionRefused"
+		if m, ok := refusalCodes[it.Rights.Reason]; ok {
+			p.DecideReason = m.code
+		}
+	}
 	for i, c := range it.Calls {
 		p.Calls[i] = callJSON{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 	}
@@ -147,9 +161,9 @@ func runID(r *http.Request) (string, error) {
 	return id, nil
 }
 
-// runsList lists runs newest first: every owner's for an admin and for a
-// service token (which reached the route with agent:read), a person's own
-// otherwise.
+// runsList lists runs newest first, those the caller sees (the
+// runtime's rule: every owner's for an admin and a token with the admin
+// scope, the caller's own otherwise).
 func (s *Server) runsList(w http.ResponseWriter, r *http.Request, c *caller) {
 	q := r.URL.Query()
 	p := store.ListRunsParams{OwnerUsername: q.Get("owner"), Status: store.RunStatus(q.Get("status")), Before: q.Get("before")}
@@ -163,32 +177,16 @@ func (s *Server) runsList(w http.ResponseWriter, r *http.Request, c *caller) {
 		return
 	}
 	p.Limit = int(limit)
-	own := c.session != nil && !c.user.Admin
-	if own {
-		if p.OwnerUsername != "" && p.OwnerUsername != c.user.Username {
-			s.fail(w, r, apiErr(http.StatusForbidden, "runAccessDenied", nil))
-			return
-		}
-		p.OwnerUsername = c.user.Username
-	}
-	rows, err := s.api.Runs.Runs(r.Context(), p)
+	page, err := s.api.Runtime.Runs(r.Context(), c.user, c.access, p)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	out := make([]runJSON, 0, len(rows))
-	for _, row := range rows {
-		// A username reused by a later account does not inherit runs.
-		if own && row.OwnerUID != c.user.UID {
-			continue
-		}
-		out = append(out, runOf(row))
+	out := make([]runJSON, len(page.Runs))
+	for i, row := range page.Runs {
+		out[i] = runOf(row)
 	}
-	next := ""
-	if len(rows) == p.Limit {
-		next = rows[len(rows)-1].ID
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"runs": out, "next": next})
+	writeJSON(w, http.StatusOK, map[string]any{"runs": out, "next": page.Next})
 }
 
 // runShow is the run with the turn it waits on, if any.
@@ -270,6 +268,7 @@ func (s *Server) runDecide(approve bool) func(http.ResponseWriter, *http.Request
 			s.fail(w, r, runErr(err))
 			return
 		}
+		s.followChat(r)
 		writeJSON(w, http.StatusOK, resultOf(res))
 	}
 }
@@ -296,6 +295,7 @@ func (s *Server) runInput(w http.ResponseWriter, r *http.Request, c *caller) {
 		s.fail(w, r, runErr(err))
 		return
 	}
+	s.followChat(r)
 	writeJSON(w, http.StatusOK, resultOf(res))
 }
 
@@ -316,7 +316,20 @@ func (s *Server) runCancel(w http.ResponseWriter, r *http.Request, c *caller) {
 		s.fail(w, r, apiErr(http.StatusConflict, "runFinished", nil))
 		return
 	}
+	s.followChat(r)
 	writeJSON(w, http.StatusOK, map[string]any{"cancelled": true})
+}
+
+// followChat lets the chat follow a run this request decided, answered
+// or cancelled, so that its conversation moves on now rather than at the
+// next maintenance pass. A failure is logged: the pass repairs it.
+func (s *Server) followChat(r *http.Request) {
+	if s.api.Chat == nil {
+		return
+	}
+	if _, err := s.api.Chat.Follow(context.WithoutCancel(r.Context())); err != nil {
+		s.p.Logger.Warn("the chat could not follow a decided run", "path", r.URL.Path, "err", err)
+	}
 }
 
 func (s *Server) inbox(w http.ResponseWriter, r *http.Request, c *caller) {

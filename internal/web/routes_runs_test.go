@@ -50,9 +50,15 @@ func TestRunRoutes(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOptions{})
 	editor, admin, intern := e.login("editor"), e.login("admin"), e.login("intern")
+	// A token sees what its user may see: the intern's tokens nothing of
+	// the editor's or the admin's runs, the editor's tokens the editor's
+	// runs; only the admin scope widens an intern's token to every run.
 	reader := e.token("reader", "intern", store.ScopeAgentRead)
-	approver := e.token("approver", "intern", store.ScopeAgentApprove)
-	canceller := e.token("canceller", "intern", store.ScopeAgentCancel)
+	internCanceller := e.token("intern-canceller", "intern", store.ScopeAgentCancel)
+	edReader := e.token("ed-reader", "editor", store.ScopeAgentRead)
+	approver := e.token("approver", "editor", store.ScopeAgentApprove)
+	canceller := e.token("canceller", "editor", store.ScopeAgentCancel)
+	root := e.token("root", "intern", store.ScopeAdmin)
 
 	a, digestA := e.waitingForWrite("editor")
 	inputRes := e.startRun("editor", "Pick a variant", llmtest.Calls(llmtest.Call("c1", chattest.InputTool, `{}`)))
@@ -70,19 +76,25 @@ func TestRunRoutes(t *testing.T) {
 		{"editor names themselves", editor, "GET", "/api/v1/runs?owner=editor&status=waiting_for_input", nil, nil, 200, []string{b}, []string{a, c}},
 		{"admin's runs", admin, "GET", "/api/v1/runs", nil, nil, 200, []string{a, b, c, d, `"next":""`}, nil},
 		{"admin filters by owner", admin, "GET", "/api/v1/runs?owner=admin", nil, nil, 200, []string{c}, []string{a}},
-		{"read token sees all", reader, "GET", "/api/v1/runs", nil, nil, 200, []string{a, c}, nil},
+		{"an intern's read token sees none of the others' runs", reader, "GET", "/api/v1/runs", nil, nil, 200, []string{`"runs":[]`}, []string{a, b, c, d}},
+		{"an intern's read token names another owner", reader, "GET", "/api/v1/runs?owner=editor", nil, nil, 403, []string{errBody("runAccessDenied")}, nil},
+		{"an editor's read token sees the editor's runs", edReader, "GET", "/api/v1/runs", nil, nil, 200, []string{a, b, d}, []string{c}},
+		{"an admin-scope token sees all", root, "GET", "/api/v1/runs", nil, nil, 200, []string{a, b, c, d}, nil},
 		{"bad status", admin, "GET", "/api/v1/runs?status=sleeping", nil, nil, 400, []string{errBody("badRequest"), "status must be one of"}, nil},
 		{"bad limit", admin, "GET", "/api/v1/runs?limit=0", nil, nil, 400, []string{"limit must be a whole number from 1 to 1000"}, nil},
 		{"limit too high", admin, "GET", "/api/v1/runs?limit=1001", nil, nil, 400, []string{errBody("badRequest")}, nil},
 
 		// One run.
 		{"own waiting run", editor, "GET", "/api/v1/runs/" + a, nil, nil, 200,
-			[]string{`"status":"waiting_for_approval"`, `"digest":"` + digestA, `"name":"` + chattest.WriteTool, `"owner":"editor"`}, []string{"signature"}},
+			[]string{`"status":"waiting_for_approval"`, `"digest":"` + digestA, `"name":"` + chattest.WriteTool, `"owner":"editor"`, `"mayApprove":true`, `"mayDeny":true`}, []string{"signature", "decideReason"}},
 		{"a completed run has no pending turn", admin, "GET", "/api/v1/runs/" + c, nil, nil, 200, []string{`"status":"completed"`, `"pending":null`}, nil},
 		{"another's run", intern, "GET", "/api/v1/runs/" + a, nil, nil, 403, []string{errBody("runAccessDenied"), `"message":"You may not see or act on this run."`}, nil},
 		{"no such run", editor, "GET", "/api/v1/runs/no-such-run", nil, nil, 404, []string{errBody("runNotFound")}, nil},
 		{"a too long id", editor, "GET", "/api/v1/runs/" + strings.Repeat("x", 129), nil, nil, 400, []string{errBody("badRequest")}, nil},
-		{"read token on another's run", reader, "GET", "/api/v1/runs/" + a, nil, nil, 200, []string{a}, nil},
+		{"an intern's read token on the editor's run", reader, "GET", "/api/v1/runs/" + a, nil, nil, 403, []string{errBody("runAccessDenied")}, []string{digestA}},
+		{"an intern's read token on the admin's events", reader, "GET", "/api/v1/runs/" + c + "/events", nil, nil, 403, []string{errBody("runAccessDenied")}, []string{`"kind"`}},
+		{"an editor's read token on the editor's run", edReader, "GET", "/api/v1/runs/" + a, nil, nil, 200, []string{a, `"mayApprove":false`, `"mayDeny":false`, `"decideReason":"runAccessDenied"`}, nil},
+		{"an admin-scope token on the admin's events", root, "GET", "/api/v1/runs/" + c + "/events", nil, nil, 200, []string{`"seq":0`}, nil},
 		{"events", editor, "GET", "/api/v1/runs/" + a + "/events", nil, nil, 200, []string{`"seq":0`, `"kind":"request"`, `"summary":"`}, nil},
 		{"events after", editor, "GET", "/api/v1/runs/" + a + "/events?after=1000", nil, nil, 200, []string{`"events":[]`}, nil},
 		{"events with a bad after", editor, "GET", "/api/v1/runs/" + a + "/events?after=-2", nil, nil, 400, []string{errBody("badRequest")}, nil},
@@ -92,7 +104,8 @@ func TestRunRoutes(t *testing.T) {
 		// The inbox.
 		{"editor's inbox", editor, "GET", "/api/v1/inbox", nil, nil, 200, []string{a, b, d, `"inputTool":"` + chattest.InputTool}, nil},
 		{"intern's inbox is empty", intern, "GET", "/api/v1/inbox", nil, nil, 200, []string{`"items":[]`}, nil},
-		{"approve token's inbox spans owners", approver, "GET", "/api/v1/inbox", nil, nil, 200, []string{a, b}, nil},
+		{"an approve token's inbox is its user's", approver, "GET", "/api/v1/inbox", nil, nil, 200, []string{a, b, `"mayApprove":false`, `"mayDeny":true`, `"decideReason":"approverNotPermitted"`}, nil},
+		{"an admin-scope token's inbox spans owners", root, "GET", "/api/v1/inbox", nil, nil, 200, []string{a, b}, nil},
 
 		// Refusals of decisions.
 		{"approve without a body", editor, "POST", "/api/v1/runs/" + a + "/approve", nil, nil, 400, []string{"must be a JSON object"}, nil},
@@ -108,6 +121,7 @@ func TestRunRoutes(t *testing.T) {
 		{"approve no run", editor, "POST", "/api/v1/runs/none/approve", map[string]string{"digest": "x"}, nil, 404, []string{errBody("runNotFound")}, nil},
 		{"cancel without the scope", reader, "POST", "/api/v1/runs/" + d + "/cancel", nil, nil, 403, []string{errBody("insufficientScope")}, nil},
 		{"cancel another's run", intern, "POST", "/api/v1/runs/" + d + "/cancel", nil, nil, 403, []string{errBody("runAccessDenied")}, nil},
+		{"an intern's cancel token on the editor's run", internCanceller, "POST", "/api/v1/runs/" + d + "/cancel", nil, nil, 403, []string{errBody("runAccessDenied")}, nil},
 		{"cancel with the scope", canceller, "POST", "/api/v1/runs/" + d + "/cancel", nil, nil, 200, []string{`"cancelled":true`}, nil},
 		{"cancel an ended run", editor, "POST", "/api/v1/runs/" + d + "/cancel", nil, nil, 409, []string{errBody("runFinished")}, nil},
 		{"approve a cancelled run", editor, "POST", "/api/v1/runs/" + d + "/approve", map[string]string{"digest": digestD}, nil, 409, []string{errBody("runNotWaiting")}, nil},

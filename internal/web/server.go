@@ -34,13 +34,6 @@ type Check struct {
 	Probe func(ctx context.Context) error
 }
 
-// User is what the start page shows of a backend user.
-type User struct {
-	Username string
-	Admin    bool
-	CanAct   bool
-}
-
 // Params configures a Server.
 type Params struct {
 	Logger   *slog.Logger
@@ -48,10 +41,11 @@ type Params struct {
 	Version  string
 	// Checks decide /readyz.
 	Checks []Check
-	// Users lists the site's backend users for the start page.
-	Users func(ctx context.Context) ([]User, error)
 	// Registry receives the server's metrics; nil creates a private one.
 	Registry *prometheus.Registry
+	// Collectors are registered on the Registry beside the server's own
+	// (package metrics: the runtime's events and the store's aggregates).
+	Collectors []prometheus.Collector
 	// API serves /api/v1; nil serves no API.
 	API *API
 	// MCP mounts the MCP facade and its OAuth server (mcp_mount.go); it
@@ -69,7 +63,11 @@ type Server struct {
 	mux      *http.ServeMux
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
-	limiter  *loginLimiter
+	// loginFailures counts refused logins by reason.
+	loginFailures *prometheus.CounterVec
+	limiter       *loginLimiter
+	// sessions ends the streams of a session that ends in this process.
+	sessions *sessionStreams
 	// facade and oauth are the MCP facade and its authorization server,
 	// when mounted.
 	facade *mcpserver.Server
@@ -96,9 +94,10 @@ func New(p Params) *Server {
 		p.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	s := &Server{
-		p:       p,
-		mux:     http.NewServeMux(),
-		closing: make(chan struct{}),
+		p:        p,
+		mux:      http.NewServeMux(),
+		closing:  make(chan struct{}),
+		sessions: newSessionStreams(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "t3agent_http_requests_total",
 			Help: "HTTP requests by route and status code.",
@@ -114,7 +113,15 @@ func New(p Params) *Server {
 		Help: "Build information; always 1.",
 	}, []string{"version"})
 	build.WithLabelValues(p.Version).Set(1)
-	p.Registry.MustRegister(s.requests, s.duration, build)
+	s.loginFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "t3agent_login_failures_total",
+		Help: "Refused logins (API and MCP consent page) by reason: wrong_credentials, disabled, legacy_hash, rate_limited.",
+	}, []string{"reason"})
+	for _, reason := range []string{failWrongCredentials, failDisabled, failLegacyHash, failRateLimited} {
+		s.loginFailures.WithLabelValues(reason)
+	}
+	p.Registry.MustRegister(s.requests, s.duration, build, s.loginFailures)
+	p.Registry.MustRegister(p.Collectors...)
 
 	s.handle("GET /healthz", s.healthz)
 	s.handle("GET /readyz", s.readyz)
@@ -208,23 +215,12 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(body))
 }
 
-func (s *Server) home(w http.ResponseWriter, r *http.Request) {
-	var users []User
-	var usersErr bool
-	if s.p.Users != nil {
-		var err error
-		users, err = s.p.Users(r.Context())
-		if err != nil {
-			s.p.Logger.Error("listing backend users for the start page", "err", err)
-			usersErr = true
-		}
-	}
+// home is the start page. It is public, so it names no backend user.
+func (s *Server) home(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	err := pages.ExecuteTemplate(w, "home.html", map[string]any{
 		"SiteName": s.p.SiteName,
 		"Version":  s.p.Version,
-		"Users":    users,
-		"UsersErr": usersErr,
 	})
 	if err != nil {
 		s.p.Logger.Error("rendering the start page", "err", err)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -205,4 +206,110 @@ func TestServeEndsStreams(t *testing.T) {
 	if _, _, err := s.next(); !errors.Is(err, io.EOF) {
 		t.Errorf("the stream did not end: %v", err)
 	}
+}
+
+// endsUnauthorized reads the stream to its end, which must be an
+// `event: error` with 401 unauthorized, then EOF.
+func (s *stream) endsUnauthorized(what string) {
+	s.t.Helper()
+	for {
+		ev, data, err := s.next()
+		if err != nil {
+			s.t.Fatalf("%s: the stream ended with %v before its error event", what, err)
+		}
+		if ev == "conversation" {
+			continue
+		}
+		if ev != "error" || !strings.Contains(data, errBody("unauthorized")) {
+			s.t.Fatalf("%s: event %q %s, want an unauthorized error", what, ev, data)
+		}
+		break
+	}
+	if _, _, err := s.next(); !errors.Is(err, io.EOF) {
+		s.t.Errorf("%s: the stream goes on after its error: %v", what, err)
+	}
+}
+
+// TestStreamEndsWithItsSession: a stream lives no longer than its
+// session. A logout, and a login that replaces the session, end it at
+// once (the periodic check is an hour away); the periodic check ends it
+// when the user is disabled in TYPO3, the session is deleted by another
+// process, or the session expires (injected clock), and leaves a live
+// session's stream alone.
+func TestStreamEndsWithItsSession(t *testing.T) {
+	t.Parallel()
+	t.Run("at once", func(t *testing.T) {
+		t.Parallel()
+		e := setup(t, envOptions{api: func(a *API) { a.KeepAlive = time.Hour; a.StreamPoll = time.Hour; a.StreamAuthCheck = time.Hour }})
+		editor, admin := e.login("editor"), e.login("admin")
+		s := editor.stream(editor.create() + "/stream")
+		s.conversation()
+		other := admin.stream(admin.create() + "/stream")
+		other.conversation()
+		check(t, []call{{"logout", editor, "POST", "/api/v1/logout", nil, nil, 204, nil, nil}})
+		s.endsUnauthorized("after the logout")
+
+		// A new login in the same browser replaces the admin's session.
+		conv := admin.create()
+		relogin := admin.do("POST", "/api/v1/login", map[string]string{"username": "admin", "password": e.f.Demo.Password(t, "admin")})
+		if relogin.code != 200 {
+			t.Fatalf("login again: %d %s", relogin.code, relogin.body)
+		}
+		other.endsUnauthorized("after the session was replaced")
+		var out struct {
+			CSRFToken string `json:"csrfToken"`
+		}
+		relogin.decode(t, &out)
+		admin.csrf = out.CSRFToken
+		fresh := admin.stream(conv + "/stream")
+		if fresh.resp.StatusCode != 200 {
+			t.Fatalf("stream of the new session = %d", fresh.resp.StatusCode)
+		}
+		fresh.conversation()
+	})
+	t.Run("checked", func(t *testing.T) {
+		t.Parallel()
+		e := setup(t, envOptions{api: func(a *API) {
+			a.KeepAlive = time.Millisecond
+			a.StreamPoll = time.Hour
+			a.StreamAuthCheck = time.Millisecond
+			a.SessionTTL = time.Hour
+		}})
+		editor, admin, intern := e.login("editor"), e.login("admin"), e.login("intern")
+		se := editor.stream(editor.create() + "/stream")
+		sa := admin.stream(admin.create() + "/stream")
+		si := intern.stream(intern.create() + "/stream")
+		for _, s := range []*stream{se, sa, si} {
+			s.conversation()
+		}
+
+		if _, err := e.siteDB().Exec(`UPDATE be_users SET disable = 1 WHERE username = 'intern'`); err != nil {
+			t.Fatal(err)
+		}
+		si.endsUnauthorized("after the intern was disabled")
+
+		u, _ := url.Parse(e.ts.URL)
+		cookies := admin.hc.Jar.Cookies(u)
+		if len(cookies) != 1 {
+			t.Fatalf("admin's cookies: %v", cookies)
+		}
+		if err := e.f.Store.DeleteWebSession(context.Background(), HashSecret(cookies[0].Value)); err != nil {
+			t.Fatal(err)
+		}
+		sa.endsUnauthorized("after the session was deleted elsewhere")
+
+		// The editor's stream outlived many checks (one per keep-alive
+		// tick, both every millisecond) and still delivers.
+		for seen := 0; seen < 20; {
+			line, err := se.r.ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			if line == ": keepalive\n" {
+				seen++
+			}
+		}
+		e.f.Clock.Advance(time.Hour)
+		se.endsUnauthorized("after the session expired")
+	})
 }

@@ -5,3 +5,6 @@ package structure
 func RenderFlexForm(src []byte) (string, error) {
 	return renderDataStructure(src, newLabels(nil), nil)
 }
+
+// JoinBase exposes the site/language base join to its fuzz target.
+func JoinBase(site, lang string) (host, path string, ok bool) { return joinBase(site, lang) }

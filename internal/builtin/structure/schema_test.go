@@ -28,6 +28,10 @@ func TestSpecs(t *testing.T) {
 		"get_flexform_schema": tool.GroupStructure,
 		"fluid_resolve":       tool.GroupConfiguration,
 		"get_page_tree":       tool.GroupStructure,
+		"get_tca":             tool.GroupStructure,
+		"validate_tca":        tool.GroupStructure,
+		"resolve_url":         tool.GroupStructure,
+		"read_fal_asset_meta": tool.GroupStructure,
 	}
 	tools := structure.Tools(site, readpolicy.New(site.TCA))
 	if len(tools) != len(want) {
@@ -43,7 +47,7 @@ func TestSpecs(t *testing.T) {
 		if err := s.Validate(); err != nil {
 			t.Error(err)
 		}
-		if s.Group != group || s.Effect != tool.ReadOnly || s.AdminOnly || !s.EnabledByDefault ||
+		if s.Group != group || s.Effect != tool.ReadOnly || s.AdminOnly != (s.Name == "read_fal_asset_meta") || !s.EnabledByDefault ||
 			s.DataClass != tool.InternalConfiguration || s.ApprovalBound() || s.Remote {
 			t.Errorf("%s: spec %+v", s.Name, s)
 		}

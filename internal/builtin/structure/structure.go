@@ -1,6 +1,8 @@
 // Package structure holds the builtin schema and resolution tools of
 // ADR-045 and the page tree of ADR-038: get_full_tca, get_table_schema,
-// get_flexform_schema, fluid_resolve and get_page_tree.
+// get_flexform_schema, fluid_resolve, get_page_tree, get_tca (the TCA
+// navigated by path), validate_tca, resolve_url (site base, language base
+// and slug to a page; see sitebase.go) and read_fal_asset_meta (admins).
 //
 // Every tool is read-only and answers from the site's TCA, its page table
 // and its files; none of them returns a record's content or a file's
@@ -51,6 +53,10 @@ func Tools(site *typo3.Site, policy *readpolicy.Policy) []tool.Tool {
 		&flexFormSchema{e},
 		&fluidResolve{e},
 		&pageTree{e},
+		&getTCA{e},
+		&validateTCA{e},
+		&resolveURL{e},
+		&falAssetMeta{e},
 	}
 }
 

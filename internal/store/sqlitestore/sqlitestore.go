@@ -9,11 +9,8 @@
 //   - the reader: a few connections set query_only. In WAL mode they read
 //     a committed snapshot while the writer writes.
 //
-// Every connection keeps the statements it ran prepared, up to
-// MaxStatementsPerConn per connection (least recently used out first), so
-// the store's repeated queries skip SQLite's parser: per connection
-// because a SQLite statement belongs to one connection, as database/sql's
-// own prepared statements are re-prepared per connection.
+// Every connection keeps the statements it ran prepared (package
+// sqliteconn), so the store's repeated queries skip SQLite's parser.
 //
 // Other processes on the same file (a CLI command beside the server) wait
 // for the lock up to the busy timeout instead of failing at once.
@@ -35,6 +32,8 @@ import (
 	"time"
 
 	"github.com/pressly/goose/v3"
+
+	"github.com/t3agent/t3agent/internal/sqliteconn"
 )
 
 // BusyTimeout is how long a statement waits for another process's write
@@ -69,7 +68,7 @@ func Open(ctx context.Context, path string) (*Driver, error) {
 	}
 
 	bt := fmt.Sprint(BusyTimeout.Milliseconds())
-	w, err := openDB(fileURI(abs,
+	w, err := sqliteconn.Open(fileURI(abs,
 		"_pragma=busy_timeout("+bt+")",
 		"_pragma=journal_mode(WAL)",
 		"_pragma=foreign_keys(1)",
@@ -90,7 +89,7 @@ func Open(ctx context.Context, path string) (*Driver, error) {
 		return nil, err
 	}
 
-	d.r, err = openDB(fileURI(abs,
+	d.r, err = sqliteconn.Open(fileURI(abs,
 		"_pragma=busy_timeout("+bt+")",
 		"_pragma=query_only(1)",
 		// The writer's time format, so that a time bound into a read
@@ -109,16 +108,6 @@ func Open(ctx context.Context, path string) (*Driver, error) {
 		return nil, fmt.Errorf("sqlitestore: cannot open %s for reading: %w", abs, err)
 	}
 	return d, nil
-}
-
-// openDB is sql.Open("sqlite", dsn) with connections that keep their
-// statements prepared (see connector).
-func openDB(dsn string) (*sql.DB, error) {
-	c, err := newConnector(dsn)
-	if err != nil {
-		return nil, err
-	}
-	return sql.OpenDB(c), nil
 }
 
 // checkPath turns the common mistakes into plain sentences before SQLite

@@ -35,6 +35,8 @@ func testChat(t *testing.T, h harness) {
 		{"Flags", testChatFlags},
 		{"Messages", testChatMessagesPaging},
 		{"Reconcile", testChatReconcile},
+		{"Stranded", testChatStranded},
+		{"ChangeGuardedByRun", testChatChangeGuardedByRun},
 		{"FailStale", testChatFailStale},
 		{"ArchiveAndDelete", testChatArchiveDelete},
 		{"Invalid", testChatInvalid},
@@ -672,6 +674,90 @@ func testChatReconcile(t *testing.T, h harness) {
 	// The cut-off is exclusive: a row exactly at it is not older.
 	if got, err := f.st.ReconcileCandidates(ctx, old.UpdatedAt, 10); err != nil || !slices.Equal(conversationIDs(got), []int64{older.ID}) {
 		t.Errorf("cut-off at a row's time = %v, %v", conversationIDs(got), err)
+	}
+}
+
+// testChatStranded: the conversations waiting on a run that no longer
+// waits for the same are listed, oldest first; those whose run still
+// waits, or is queued or running, are not.
+func testChatStranded(t *testing.T, h harness) {
+	f := h.setup(t)
+	ctx := t.Context()
+	run := func(id string, to store.RunStatus) {
+		p := newRun(id, "editor")
+		createRun(t, f.st, p)
+		var err error
+		switch {
+		case to.Waiting():
+			_, err = f.st.SuspendRun(ctx, store.SuspendRunParams{ID: id, LeaseOwner: p.LeaseOwner, Status: to, SuspendedState: "sealed"})
+		case to.Terminal():
+			_, err = f.st.SettleRun(ctx, store.SettleRunParams{ID: id, LeaseOwner: p.LeaseOwner, Status: to, Outcome: string(to)})
+		}
+		if err != nil {
+			t.Fatalf("run %s to %s: %v", id, to, err)
+		}
+	}
+	waiting := func(runID string, st store.ConversationStatus) store.Conversation {
+		c := createConversation(t, f.st, 5, "t")
+		f.clock.Advance(time.Second)
+		return changeConversation(t, f.st, store.ChangeConversationParams{
+			ID: c.ID, From: []store.ConversationStatus{store.ConversationIdle}, To: st, KeepMessages: -1,
+			State: store.ConversationState{RunID: runID},
+		})
+	}
+	run("r-appr", store.RunWaitingForApproval)
+	run("r-input", store.RunWaitingForInput)
+	run("r-running", store.RunRunning)
+	run("r-done", store.RunCompleted)
+	run("r-cancelled", store.RunCancelled)
+	waiting("r-appr", store.ConversationAwaitingApproval)    // still waits: no
+	waiting("r-input", store.ConversationAwaitingInput)      // still waits: no
+	waiting("r-running", store.ConversationAwaitingApproval) // decided, running: no
+	done := waiting("r-done", store.ConversationAwaitingApproval)
+	other := waiting("r-input", store.ConversationAwaitingApproval) // now waits for input
+	gone := waiting("r-gone", store.ConversationAwaitingInput)
+	cancelled := waiting("r-cancelled", store.ConversationAwaitingInput)
+	idle := createConversation(t, f.st, 5, "idle")
+	sendMessage(t, f.st, idle.ID, "x")
+
+	got, err := f.st.StrandedConversations(ctx, 10)
+	want := []int64{done.ID, other.ID, gone.ID, cancelled.ID}
+	if err != nil || !slices.Equal(conversationIDs(got), want) {
+		t.Errorf("stranded = %v, %v, want %v", conversationIDs(got), err, want)
+	}
+	if got, err := f.st.StrandedConversations(ctx, 1); err != nil || !slices.Equal(conversationIDs(got), want[:1]) {
+		t.Errorf("limit 1 = %v, %v", conversationIDs(got), err)
+	}
+	if _, err := f.st.StrandedConversations(ctx, 0); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("limit 0: err = %v, want ErrInvalid", err)
+	}
+}
+
+// testChatChangeGuardedByRun: a change naming a run applies only while
+// the conversation is about that run.
+func testChatChangeGuardedByRun(t *testing.T, h harness) {
+	f := h.setup(t)
+	c := createConversation(t, f.st, 5, "t")
+	c = changeConversation(t, f.st, store.ChangeConversationParams{
+		ID: c.ID, From: []store.ConversationStatus{store.ConversationIdle}, To: store.ConversationAwaitingApproval,
+		KeepMessages: -1, State: store.ConversationState{RunID: "run-b"},
+	})
+	_, err := f.st.ChangeConversation(t.Context(), store.ChangeConversationParams{
+		ID: c.ID, From: []store.ConversationStatus{store.ConversationAwaitingApproval}, RunID: "run-a",
+		To: store.ConversationIdle, KeepMessages: -1, Append: []store.NewChatMessage{assistantMsg("the answer of run-a")},
+	})
+	if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "run-a") {
+		t.Errorf("a change about another run: err = %v, want ErrConflict naming run-a", err)
+	}
+	if got := getConversation(t, f.st, c.ID); got.Status != store.ConversationAwaitingApproval || got.MessageCount != 0 {
+		t.Errorf("after the refused change: %+v", got)
+	}
+	got := changeConversation(t, f.st, store.ChangeConversationParams{
+		ID: c.ID, From: []store.ConversationStatus{store.ConversationAwaitingApproval}, RunID: "run-b",
+		To: store.ConversationIdle, KeepMessages: -1, Append: []store.NewChatMessage{assistantMsg("the answer of run-b")},
+	})
+	if got.Status != store.ConversationIdle || got.MessageCount != 1 || got.RunID != "" {
+		t.Errorf("the change about its run: %+v", got)
 	}
 }
 

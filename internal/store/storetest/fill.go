@@ -148,6 +148,7 @@ func fillRun(tb testing.TB, st store.Store, id string, n int) {
 	_, err := st.SettleRun(ctx, store.SettleRunParams{
 		ID: id, LeaseOwner: p.LeaseOwner, Status: store.RunCompleted, Outcome: "completed", TerminationReason: "completed",
 		Progress: store.RunProgress{Rounds: 2, ToolCalls: 1, InputTokens: 1200, OutputTokens: 80, Cost: 180_000_000},
+		Answer:   `{"content":"Schöne Grüße ✓","beside":["Ich sehe nach."]}`,
 	})
 	if err != nil {
 		tb.Fatalf("storetest.Fill: settle run %s: %v", id, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ func testRuns(t *testing.T, h harness) {
 		{"StepIsAtomic", testRunStepAtomic},
 		{"Suspend", testRunSuspend},
 		{"TerminalIsTerminal", testRunTerminal},
+		{"Answer", testRunAnswer},
 		{"List", testRunList},
 		{"Events", testRunEventsPaging},
 		{"Invalid", testRunInvalid},
@@ -282,6 +284,46 @@ func testRunTerminal(t *testing.T, h harness) {
 	}
 	if got := getRun(t, f.st, p.ID); got.Status != store.RunFailed {
 		t.Errorf("a finished run moved to %s", got.Status)
+	}
+}
+
+// testRunAnswer: a settled run keeps the answer its caller asked for and
+// nothing otherwise; an unknown run is ErrNotFound, an oversized answer
+// refused with the run left running.
+func testRunAnswer(t *testing.T, h harness) {
+	f := h.setup(t)
+	ctx := t.Context()
+	answer := `{"content":"Der Titel lautet jetzt „Über uns“.","beside":["Ich ändere den Titel."]}`
+	kept, plain := newRun("run-answer", "editor"), newRun("run-no-answer", "editor")
+	createRun(t, f.st, kept)
+	createRun(t, f.st, plain)
+	if got, err := f.st.RunAnswer(ctx, kept.ID); err != nil || got != "" {
+		t.Errorf("answer of a running run = %q, %v", got, err)
+	}
+	big := store.SettleRunParams{ID: kept.ID, LeaseOwner: kept.LeaseOwner, Status: store.RunCompleted, Outcome: "completed",
+		Answer: strings.Repeat("x", store.MaxRunAnswer+1)}
+	if _, err := f.st.SettleRun(ctx, big); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("an oversized answer: err = %v, want ErrInvalid", err)
+	}
+	if got := getRun(t, f.st, kept.ID); got.Status != store.RunRunning {
+		t.Errorf("a refused settle left the run %s", got.Status)
+	}
+	for _, p := range []store.SettleRunParams{
+		{ID: kept.ID, LeaseOwner: kept.LeaseOwner, Status: store.RunCompleted, Outcome: "completed", Answer: answer},
+		{ID: plain.ID, LeaseOwner: plain.LeaseOwner, Status: store.RunCompleted, Outcome: "completed"},
+	} {
+		if _, err := f.st.SettleRun(ctx, p); err != nil {
+			t.Fatalf("SettleRun %s: %v", p.ID, err)
+		}
+	}
+	if got, err := f.st.RunAnswer(ctx, kept.ID); err != nil || got != answer {
+		t.Errorf("RunAnswer = %q, %v, want %q", got, err, answer)
+	}
+	if got, err := f.st.RunAnswer(ctx, plain.ID); err != nil || got != "" {
+		t.Errorf("answer of a run that kept none = %q, %v", got, err)
+	}
+	if _, err := f.st.RunAnswer(ctx, "no-such-run"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("answer of an unknown run: err = %v, want ErrNotFound", err)
 	}
 }
 

@@ -60,6 +60,7 @@ func Run(t *testing.T, newDSN NewDSN) {
 		{"Chat", testChat},
 		{"Credentials", testCredentials},
 		{"MCPServerState", testMCPServerState},
+		{"Stats", testStats},
 		{"AgentConfig/Empty", testAgentConfigEmpty},
 		{"AgentConfig/RoundTrip", testAgentConfigRoundTrip},
 		{"AgentConfig/Update", testAgentConfigUpdate},

@@ -1,4 +1,4 @@
-package sqlitestore_test
+package sqliteconn_test
 
 import (
 	"context"
@@ -9,8 +9,25 @@ import (
 
 	"modernc.org/sqlite"
 
-	"github.com/t3agent/t3agent/internal/store/sqlitestore"
+	"go.uber.org/goleak"
+
+	"github.com/t3agent/t3agent/internal/sqliteconn"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// open is a database in a new file, one connection so a test sees the
+// statements of the connection it runs on.
+func open(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sqliteconn.Open(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
 
 // stmtMemory is the memory SQLite holds for prepared statements on one
 // connection of db (sqlite3_db_status STMT_USED), read on the connection
@@ -53,11 +70,11 @@ func queryInt(t *testing.T, ctx context.Context, q interface {
 func TestStatementsStayPrepared(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	d := openDriver(t, filepath.Join(t.TempDir(), "s.db"))
-	if _, err := d.Writer().ExecContext(ctx, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)"); err != nil {
+	w := open(t)
+	if _, err := w.ExecContext(ctx, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)"); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := d.Writer().Conn(ctx)
+	conn, err := w.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,13 +92,13 @@ func TestStatementsStayPrepared(t *testing.T) {
 	if again := stmtMemory(t, conn); again != once {
 		t.Errorf("statement memory %d after 200 more runs, %d after one: the statement is prepared again", again, once)
 	}
-	for i := range 3 * sqlitestore.MaxStatementsPerConn {
+	for i := range 3 * sqliteconn.MaxStatementsPerConn {
 		queryInt(t, ctx, conn, fmt.Sprintf("SELECT count(*) FROM t WHERE id > %d", i))
 	}
 	// Each distinct statement here takes about what the hot one took.
-	if many := stmtMemory(t, conn); many > (sqlitestore.MaxStatementsPerConn+2)*(once-base)*2 {
+	if many := stmtMemory(t, conn); many > (sqliteconn.MaxStatementsPerConn+2)*(once-base)*2 {
 		t.Errorf("statement memory %d after %d distinct statements; the cache holds at most %d", many,
-			3*sqlitestore.MaxStatementsPerConn, sqlitestore.MaxStatementsPerConn)
+			3*sqliteconn.MaxStatementsPerConn, sqliteconn.MaxStatementsPerConn)
 	}
 }
 
@@ -91,8 +108,7 @@ func TestStatementsStayPrepared(t *testing.T) {
 func TestStatementBusy(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	d := openDriver(t, filepath.Join(t.TempDir(), "s.db"))
-	w := d.Writer()
+	w := open(t)
 	if _, err := w.ExecContext(ctx, "CREATE TABLE t (id INTEGER PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +167,7 @@ func TestStatementBusy(t *testing.T) {
 func TestStatementErrors(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	d := openDriver(t, filepath.Join(t.TempDir(), "s.db"))
-	w := d.Writer()
+	w := open(t)
 	if _, err := w.ExecContext(ctx, "CREATE TABLE t (id INTEGER PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
 	}

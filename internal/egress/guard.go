@@ -1,4 +1,9 @@
-package mcp
+// Package egress keeps t3agent's outgoing HTTP away from addresses it
+// must never reach. One Guard checks every URL t3agent fetches on
+// someone's behalf: the MCP client's server URLs and the probe_url tool's
+// site URLs use the same rules (SPEC §3: link-local and cloud metadata
+// addresses always refused, an optional host allow-list).
+package egress
 
 import (
 	"context"
@@ -10,7 +15,7 @@ import (
 	"strings"
 )
 
-// MaxURLLen bounds a server URL, in bytes.
+// MaxURLLen bounds a URL, in bytes.
 const MaxURLLen = 2048
 
 // metadataAddrs are cloud instance-metadata endpoints outside the
@@ -54,9 +59,12 @@ type GuardParams struct {
 	AllowedHosts []string
 	// Resolver looks host names up; nil means net.DefaultResolver.
 	Resolver *net.Resolver
+	// ListName names the allow-list in refusals ("MCP host allow-list");
+	// empty means "host allow-list".
+	ListName string
 }
 
-// Guard keeps MCP traffic away from addresses it must never reach. It
+// Guard keeps outgoing traffic away from addresses it must never reach. It
 // checks a URL's shape (http or https, no user info, a host, at most
 // MaxURLLen bytes), refuses the names and addresses of cloud metadata
 // services and every link-local, unspecified, multicast and broadcast
@@ -76,12 +84,16 @@ type GuardParams struct {
 type Guard struct {
 	hosts    map[string]bool // lower-case host or host:port
 	resolver *net.Resolver
+	listName string
 }
 
 // NewGuard returns a guard; an allow-list entry that is not a host or
 // host:port is an error.
 func NewGuard(p GuardParams) (*Guard, error) {
-	g := &Guard{resolver: p.Resolver}
+	g := &Guard{resolver: p.Resolver, listName: p.ListName}
+	if g.listName == "" {
+		g.listName = "host allow-list"
+	}
 	if g.resolver == nil {
 		g.resolver = net.DefaultResolver
 	}
@@ -91,7 +103,7 @@ func NewGuard(p GuardParams) (*Guard, error) {
 			continue
 		}
 		if strings.ContainsAny(h, "/@?# ") {
-			return nil, fmt.Errorf("the MCP host allow-list entry %q is not a host or host:port", h)
+			return nil, fmt.Errorf("the %s entry %q is not a host or host:port", g.listName, h)
 		}
 		if g.hosts == nil {
 			g.hosts = map[string]bool{}
@@ -149,7 +161,7 @@ func (g *Guard) checkHost(host, port, scheme string) error {
 			}
 		}
 		if !g.hosts[name] && !g.hosts[net.JoinHostPort(name, port)] {
-			return refuse("%s is not on the MCP host allow-list", net.JoinHostPort(host, port))
+			return refuse("%s is not on the %s", net.JoinHostPort(host, port), g.listName)
 		}
 	}
 	return nil
@@ -216,10 +228,10 @@ func (g *Guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) 
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &unreachableError{err: fmt.Errorf("the host %s cannot be resolved", host)}
+		return nil, &UnreachableError{err: fmt.Errorf("the host %s cannot be resolved", host)}
 	}
 	if len(ips) == 0 {
-		return nil, &unreachableError{err: fmt.Errorf("the host %s has no address", host)}
+		return nil, &UnreachableError{err: fmt.Errorf("the host %s has no address", host)}
 	}
 	for i, ip := range ips {
 		if why := refusedAddr(ip); why != "" {
@@ -232,7 +244,7 @@ func (g *Guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) 
 
 // DialContext connects to addr ("host:port") after resolving and
 // checking the host again, and only to an address it checked. It is the
-// dialer of every MCP connection.
+// dialer of every guarded connection.
 func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -257,11 +269,12 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 			break
 		}
 	}
-	return nil, &unreachableError{err: errors.Join(errs...)}
+	return nil, &UnreachableError{err: errors.Join(errs...)}
 }
 
-// unreachableError marks a failure to reach a host at all.
-type unreachableError struct{ err error }
+// UnreachableError marks a failure to reach a host at all: it cannot be
+// resolved, has no address, or no connection succeeded.
+type UnreachableError struct{ err error }
 
-func (e *unreachableError) Error() string { return e.err.Error() }
-func (e *unreachableError) Unwrap() error { return e.err }
+func (e *UnreachableError) Error() string { return e.err.Error() }
+func (e *UnreachableError) Unwrap() error { return e.err }

@@ -1,4 +1,4 @@
-package mcp_test
+package egress_test
 
 import (
 	"context"
@@ -11,41 +11,17 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/t3agent/t3agent/internal/mcp"
+	"github.com/t3agent/t3agent/internal/egress"
+	"github.com/t3agent/t3agent/internal/egress/egresstest"
 )
 
 func TestGuardURLs(t *testing.T) {
 	t.Parallel()
-	g, err := mcp.NewGuard(mcp.GuardParams{})
+	g, err := egress.NewGuard(egress.GuardParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for raw, want := range map[string]string{
-		"http://127.0.0.1:8080/mcp":                                "",
-		"https://mcp.example.com/mcp?x=1":                          "",
-		"http://[::1]:9/":                                          "",
-		"http://10.0.0.5/mcp":                                      "",
-		"ftp://example.com/":                                       "only http and https",
-		"file:///etc/passwd":                                       "only http and https",
-		"http://user:pw@example.com/":                              "user info",
-		"http:///nohost":                                           "no host",
-		"http://169.254.169.254/latest/meta-data":                  "link-local",
-		"http://169.254.170.2/v2/credentials":                      "link-local",
-		"http://[fe80::1]/":                                        "link-local",
-		"http://[fd00:ec2::254]/":                                  "cloud metadata",
-		"http://100.100.100.200/":                                  "cloud metadata",
-		"http://metadata.google.internal/":                         "cloud metadata service",
-		"http://METADATA.GOOGLE.INTERNAL./":                        "cloud metadata service",
-		"http://instance-data/":                                    "cloud metadata service",
-		"http://[::ffff:169.254.169.254]/":                         "link-local",
-		"http://[64:ff9b::a9fe:a9fe]/":                             "translation address",
-		"http://[2002:a9fe:a9fe::1]/":                              "translation address",
-		"http://0.0.0.0:8080/":                                     "unspecified",
-		"http://[::]/":                                             "unspecified",
-		"http://239.1.2.3/":                                        "multicast",
-		"http://255.255.255.255/":                                  "broadcast",
-		"http://example.com/" + strings.Repeat("a", mcp.MaxURLLen): "more than",
-	} {
+	for raw, want := range egresstest.URLCases() {
 		_, err := g.CheckURL(raw)
 		switch {
 		case want == "" && err != nil:
@@ -55,7 +31,7 @@ func TestGuardURLs(t *testing.T) {
 		}
 	}
 
-	allow, err := mcp.NewGuard(mcp.GuardParams{AllowedHosts: []string{"mcp.example.com", "127.0.0.1:8080", " "}})
+	allow, err := egress.NewGuard(egress.GuardParams{AllowedHosts: []string{"mcp.example.com", "127.0.0.1:8080", " "}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +49,7 @@ func TestGuardURLs(t *testing.T) {
 			t.Errorf("allow-list CheckURL(%q) = %v, want allowed=%v", raw, err, ok)
 		}
 	}
-	if _, err := mcp.NewGuard(mcp.GuardParams{AllowedHosts: []string{"http://x/"}}); err == nil {
+	if _, err := egress.NewGuard(egress.GuardParams{AllowedHosts: []string{"http://x/"}}); err == nil {
 		t.Error("a URL was accepted as an allow-list entry")
 	}
 }
@@ -155,7 +131,7 @@ func TestGuardRebinding(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	d := newDNSServer(t, "127.0.0.1", "169.254.169.254")
-	g, err := mcp.NewGuard(mcp.GuardParams{Resolver: d.resolver()})
+	g, err := egress.NewGuard(egress.GuardParams{Resolver: d.resolver()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +144,7 @@ func TestGuardRebinding(t *testing.T) {
 		_ = conn.Close()
 		t.Fatal("the dial reached the rebound address")
 	}
-	var ge *mcp.GuardError
+	var ge *egress.GuardError
 	if !strings.Contains(err.Error(), "169.254.169.254") || !errors.As(err, &ge) {
 		t.Errorf("dial error = %v, want the guard's refusal of 169.254.169.254", err)
 	}
