@@ -233,13 +233,7 @@ func TestBrowserInboxAndRuns(t *testing.T) {
 	t.Parallel()
 	const adminAnswer = "The admin's answer."
 	e := setup(t, options{rounds: append([]llmtest.Round{llmtest.Text(adminAnswer)}, approvalRounds("The note is published.")...)})
-	ctx := context.Background()
-	cfg, err := e.f.Tasks.Resolve(ctx, chattest.Configuration)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := e.f.Runtime.Run(ctx, agent.Request{Config: cfg, Actor: e.f.Users["admin"], Caller: agent.Caller{Source: "cli", Operation: "run"},
-		Messages: []llm.Message{{Role: llm.RoleUser, Content: "Hello"}}})
+	res := e.run("admin", "Hello")
 	if res.Outcome != agent.OutcomeCompleted || res.Content != adminAnswer {
 		t.Fatalf("the admin's run: %+v", res)
 	}
@@ -465,13 +459,7 @@ func TestBrowserInboxInput(t *testing.T) {
 		{ToolCalls: []llm.ToolCall{llmtest.Call("call-1", chattest.InputTool, `{}`)}},
 		llmtest.Text(answer),
 	}})
-	ctx := context.Background()
-	cfg, err := e.f.Tasks.Resolve(ctx, chattest.Configuration)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := e.f.Runtime.Run(ctx, agent.Request{Config: cfg, Actor: e.f.Users["editor"], Caller: agent.Caller{Source: "cli", Operation: "run"},
-		Messages: []llm.Message{{Role: llm.RoleUser, Content: "Pick a variant"}}})
+	res := e.run("editor", "Pick a variant")
 	if res.Outcome != agent.OutcomeAwaitingInput {
 		t.Fatalf("the run: %+v", res)
 	}

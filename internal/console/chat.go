@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/t3agent/t3agent/internal/agent"
 	"github.com/t3agent/t3agent/internal/chat"
@@ -48,7 +49,11 @@ type convView struct {
 	ErrorText string
 	// StreamURL is the conversation's event stream, "" to poll only.
 	StreamURL string
-	Page      *pageData
+	// State identifies the state rendered (the fields of the stream's
+	// view the fragment shows); the page script skips a stream event that
+	// announces the same state.
+	State string
+	Page  *pageData
 }
 
 // message is a chat message with its labels looked up: a long
@@ -160,6 +165,10 @@ func (c *Console) conversation(q *req, id int64) (*convView, error) {
 	cc := p.Conversation
 	v := &convView{ID: cc.ID, Title: cc.Title, Status: cc.Status, Messages: messagesOf(q, p.Messages), RunID: cc.RunID, Resumable: p.Resumable,
 		Busy: cc.Status == store.ConversationProcessing || cc.Status == store.ConversationLocked}
+	// The same fields, in the same order, as console.js reads them from
+	// the stream's view (the API's JSON of the conversation).
+	v.State = strings.Join([]string{string(cc.Status), cc.UpdatedAt.UTC().Format(time.RFC3339Nano), strconv.Itoa(p.TotalCount),
+		cc.Title, cc.ErrorCode, cc.ErrorMessage, strconv.FormatBool(cc.HasPendingDecision()), cc.RunID}, "|")
 	if cc.ErrorCode != "" {
 		v.ErrorKey = codeKey(cc.ErrorCode)
 	}

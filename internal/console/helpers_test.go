@@ -18,8 +18,10 @@ import (
 	"github.com/chromedp/chromedp"
 	"go.uber.org/goleak"
 
+	"github.com/t3agent/t3agent/internal/agent"
 	"github.com/t3agent/t3agent/internal/chat"
 	"github.com/t3agent/t3agent/internal/chat/chattest"
+	"github.com/t3agent/t3agent/internal/llm"
 	"github.com/t3agent/t3agent/internal/llm/llmtest"
 	"github.com/t3agent/t3agent/internal/web"
 )
@@ -146,6 +148,19 @@ func setup(t *testing.T, o options) *env {
 	return &env{t: t, f: f, url: ts.URL}
 }
 
+// run runs the fixture's configuration as user with prompt, outside the
+// chat (as the command line does), and returns how it ended.
+func (e *env) run(user, prompt string) agent.Result {
+	e.t.Helper()
+	ctx := context.Background()
+	cfg, err := e.f.Tasks.Resolve(ctx, chattest.Configuration)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return e.f.Runtime.Run(ctx, agent.Request{Config: cfg, Actor: e.f.Users[user], Caller: agent.Caller{Source: "cli", Operation: "run"},
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: prompt}}})
+}
+
 // tab is one browser page in a browser context of its own.
 type tab struct {
 	e   *env
@@ -226,14 +241,19 @@ func (tb *tab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// text is the visible text of the first element sel matches.
+// text is the visible text of the first element sel matches, read in
+// one step in the page: the live update may swap the element for a new
+// one at any moment.
 func (tb *tab) text(sel string) string {
 	tb.e.t.Helper()
-	s, err := chromedp.Run(tb.ctx, chromedp.Text(chromedp.CSS(sel)))
+	s, err := chromedp.Run(tb.ctx, chromedp.Evaluate[*string](fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e ? e.innerText : null; })()`, sel)))
 	if err != nil {
 		tb.e.t.Fatalf("text of %s: %v", sel, err)
 	}
-	return strings.TrimSpace(s)
+	if s == nil {
+		tb.e.t.Fatalf("no element %s on the page", sel)
+	}
+	return strings.TrimSpace(*s)
 }
 
 // visible waits until sel is visible.
