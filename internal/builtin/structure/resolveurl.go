@@ -70,16 +70,19 @@ func (t *resolveURL) Execute(ctx context.Context, call tool.Call, args map[strin
 		reqPath = slashed(p)
 	}
 	for i, b := range bases {
-		if pathOnly && b.site != sites[0] {
-			continue
-		}
 		if !pathOnly && b.host != "" && b.host != strings.ToLower(u.Host) {
 			continue
 		}
 		if !strings.HasPrefix(reqPath, b.path) {
 			continue
 		}
-		if best < 0 || len(b.path) > len(bases[best].path) || len(b.path) == len(bases[best].path) && bases[best].host == "" && b.host != "" {
+		// The longest base wins; at equal length a base with a host over
+		// one without, and for a path without a host the site of the
+		// lower root page (the installation's main site comes first,
+		// whatever its folder is called).
+		if best < 0 || len(b.path) > len(bases[best].path) ||
+			len(b.path) == len(bases[best].path) && bases[best].host == "" && b.host != "" ||
+			pathOnly && len(b.path) == len(bases[best].path) && b.site.RootPageID < bases[best].site.RootPageID {
 			best = i
 		}
 	}
