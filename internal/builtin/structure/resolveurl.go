@@ -22,7 +22,7 @@ func (t *resolveURL) Spec() tool.Spec {
 		"Which TYPO3 page a frontend URL shows: the site (from config/sites), the language (by its base, such as "+
 			"/de/), and the page whose slug matches the rest of the path, with the default-language page and its "+
 			"translation. `url` is an http(s) URL or a path such as /de/products, which is resolved against the "+
-			"first site. Query parameters are listed as arguments; when the site has route enhancers and part of the "+
+			"main site (the one with the lowest root page). Query parameters are listed as arguments; when the site has route enhancers and part of the "+
 			"path is not a page slug, the arguments are reported as unavailable (TYPO3 computes them at runtime).",
 		`{"type":"object","properties":{`+
 			`"url":{"type":"string","minLength":1,"maxLength":2048,"description":"A frontend URL or path, e.g. https://www.example.com/de/products."}`+
