@@ -227,3 +227,14 @@ func (c *stmtConn) IsValid() bool { return c.c.IsValid() }
 func (c *stmtConn) Status(op sqlite.DBStatusOp, reset bool) (current, high int, err error) {
 	return c.c.Status(op, reset)
 }
+
+// IsReadOnly is sqlite3_db_readonly for the named database of the
+// connection (modernc's conn.IsReadOnly), so a check through sql.Conn.Raw
+// (t3agent doctor) can tell whether a site file is open read-only.
+func (c *stmtConn) IsReadOnly(dbname string) (bool, error) {
+	ro, ok := c.c.(interface{ IsReadOnly(string) (bool, error) })
+	if !ok {
+		return false, errors.New("sqliteconn: the SQLite driver's connection cannot tell whether it is read-only")
+	}
+	return ro.IsReadOnly(dbname)
+}

@@ -194,3 +194,39 @@ func TestStatementErrors(t *testing.T) {
 		t.Errorf("%d rows after a canceled query", n)
 	}
 }
+
+// TestIsReadOnly: the wrapped connection still answers whether its file
+// is open read-only, which doctor asks of SQLite site databases.
+func TestIsReadOnly(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "s.db")
+	for _, c := range []struct {
+		dsn  string
+		want bool
+	}{{path, false}, {"file:" + path + "?mode=ro", true}} {
+		db, err := sqliteconn.Open(c.dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ro bool
+		err = conn.Raw(func(dc any) error {
+			r, ok := dc.(interface{ IsReadOnly(string) (bool, error) })
+			if !ok {
+				return fmt.Errorf("%T cannot tell whether it is read-only", dc)
+			}
+			var err error
+			ro, err = r.IsReadOnly("main")
+			return err
+		})
+		_ = conn.Close()
+		_ = db.Close()
+		if err != nil || ro != c.want {
+			t.Errorf("%s: read-only = %v, %v; want %v", c.dsn, ro, err, c.want)
+		}
+	}
+}
