@@ -84,6 +84,7 @@ func startApproval(t *testing.T, e *env) *tab {
 	tb.startChat("Publish a note saying hello")
 	// The card arrives over the stream, without a reload.
 	tb.waitText("#conv", "Approve this change?")
+	tb.settled("awaiting_approval")
 	if got := tb.text("#messages"); !strings.Contains(got, "Publish a note saying hello") || !strings.Contains(got, "I will publish the note for you.") {
 		t.Errorf("the messages before the card: %q", got)
 	}
@@ -173,6 +174,7 @@ func TestBrowserInput(t *testing.T) {
 	tb.login("editor")
 	tb.startChat("Pick a variant")
 	tb.waitText("#conv", "The assistant asks you")
+	tb.settled("awaiting_input")
 	if got := tb.text("#messages"); !strings.Contains(got, "Which variant should I use?") {
 		t.Errorf("the question is not in the conversation: %q", got)
 	}
@@ -335,6 +337,13 @@ func TestBrowserFourEyes(t *testing.T) {
 	t.Parallel()
 	e := setup(t, options{rounds: approvalRounds("The note is published."), chat: &chattest.Options{ConfigYAML: "require_second_approver: true"}})
 	editor := startApproval(t, e)
+	// In the chat the initiator's card offers deny only, and says why.
+	if n, _ := chromedp.Run(editor.ctx, chromedp.Evaluate[int](`document.querySelectorAll("#conv #approve").length`)); n != 0 {
+		t.Error("the initiator's card offers Approve")
+	}
+	if got := editor.text("#decide-reason"); !strings.Contains(got, "second person") {
+		t.Errorf("the card says %q about who may approve", got)
+	}
 	editor.do("the editor's inbox", chromedp.Navigate(e.url+"/inbox"), visible("#inbox #approve"))
 	editor.do("approve one's own run", chromedp.Click(chromedp.CSS("#inbox #approve")), visible("#error-message"))
 	if got := editor.text("#error-message"); got != "This configuration requires a second person to approve; you started the run." {
@@ -370,6 +379,7 @@ func TestBrowserRetry(t *testing.T) {
 	tb.login("editor")
 	tb.startChat("What is on the start page?")
 	tb.waitText("#conv-status", "The last turn did not complete")
+	tb.settled("failed")
 	tb.do("the failure", visible("#conv-error"), visible("#retry"))
 	if got := tb.text("#conv-error"); got == "" {
 		t.Error("the failure has no sentence")

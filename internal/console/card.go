@@ -31,7 +31,13 @@ type cardView struct {
 	Calls     []callView
 	// Unreadable: the saved turn does not open; only cancelling helps.
 	Unreadable bool
+	// MayDecide: the reader may answer the question, or decide the card
+	// at all; MayApprove and MayDeny say which buttons the card offers,
+	// and DecideKey (a label) why approving is not among them.
 	MayDecide  bool
+	MayApprove bool
+	MayDeny    bool
+	DecideKey  string
 	// Owner is who started the run (the inbox shows it).
 	Owner string
 	When  time.Time
@@ -64,7 +70,7 @@ type callView struct {
 // cardOf builds the card of a pending turn.
 func (c *Console) cardOf(ctx context.Context, it agent.InboxItem, action string, mayDecide bool) *cardView {
 	cv := &cardView{Action: action, RunID: it.Run.ID, Digest: it.Digest, Unreadable: it.Unreadable,
-		MayDecide: mayDecide, Owner: it.Run.OwnerUsername, When: it.Run.UpdatedAt}
+		MayDecide: mayDecide, MayApprove: mayDecide, MayDeny: mayDecide, Owner: it.Run.OwnerUsername, When: it.Run.UpdatedAt}
 	if it.Input != "" {
 		cv.Input, cv.Tool = true, it.Input
 		cv.Fields = fieldsOf(it.Schema)

@@ -179,7 +179,16 @@ func (c *Console) conversation(q *req, id int64) (*convView, error) {
 		v.StreamURL = fmt.Sprintf(c.p.StreamPath, cc.ID)
 	}
 	if p.Pending != nil {
-		v.Card = c.cardOf(ctx, *p.Pending, fmt.Sprintf("/chat/%d", cc.ID), p.MayDecide)
+		// The owner answers the questions of their conversation; the card
+		// of an approval offers what the chat's rights allow.
+		input := p.Pending.Input != ""
+		v.Card = c.cardOf(ctx, *p.Pending, fmt.Sprintf("/chat/%d", cc.ID), input || p.MayDecide)
+		if !input {
+			v.Card.MayApprove, v.Card.MayDeny = p.MayApprove, p.MayDeny
+			if p.DecideReason != "" {
+				v.Card.DecideKey = codeKey(string(p.DecideReason))
+			}
+		}
 		v.Card.Target = "#conv"
 	}
 	if cc.RunID != "" {
@@ -339,7 +348,7 @@ func (c *Console) chatInput(q *req) error {
 	}
 	fields, data, ok := answerOf(p.Pending.Schema, q.r.PostForm)
 	if !ok {
-		return c.inputRefused(q, fmt.Sprintf("/chat/%d", id), *p.Pending, fields, p.MayDecide)
+		return c.inputRefused(q, fmt.Sprintf("/chat/%d", id), *p.Pending, fields, true)
 	}
 	if _, err := c.p.Chat.Input(ctx, q.user(), chat.InputParams{ID: id, Digest: q.r.PostForm.Get("digest"), Data: data}); err != nil {
 		return err

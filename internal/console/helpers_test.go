@@ -316,6 +316,17 @@ func (tb *tab) poll(js string) error {
 	}
 }
 
+// settled waits until the conversation shows status with no refresh of
+// it in flight: a click on its card or form then lands on the element
+// that stays.
+func (tb *tab) settled(status string) {
+	tb.e.t.Helper()
+	js := fmt.Sprintf(`(() => { const c = document.getElementById("conv"); return !!c && c.dataset.status === %q && !c.classList.contains("htmx-request") && !document.querySelector(".htmx-request"); })()`, status)
+	if err := tb.poll(js); err != nil {
+		tb.e.t.Fatalf("waiting for the conversation to settle in %s: %v\nlog tail:\n%s", status, err, logTail(tb.e.f))
+	}
+}
+
 // waitLoaded waits until the page at a URL holding query has loaded.
 func (tb *tab) waitLoaded(query string) {
 	tb.e.t.Helper()
