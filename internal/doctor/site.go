@@ -266,7 +266,8 @@ func (d *doctor) clock(ctx context.Context, check, what string, db *sql.DB, q st
 	case abs <= MaxSkew+rtt/2:
 		d.ok(check, fmt.Sprintf("the %s's clock agrees with this machine's (%s apart).", what, skew.Round(time.Millisecond)))
 	default:
-		d.warn(check, fmt.Sprintf("the %s's clock is %s off this machine's; leases, cleanup and budgets compare times across machines.", what, skew.Round(time.Millisecond)),
+		// To the second: the round trip blurs the milliseconds.
+		d.warn(check, fmt.Sprintf("the %s's clock is %s off this machine's; leases, cleanup and budgets compare times across machines.", what, skew.Round(time.Second)),
 			"synchronise the clocks of this machine and the database server (chrony or systemd-timesyncd against the same NTP servers)")
 	}
 }
