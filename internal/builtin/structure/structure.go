@@ -34,8 +34,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
-	"unicode"
 
 	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/tool"
@@ -161,34 +159,8 @@ func stringsArg(args map[string]any, name string) ([]string, error) {
 }
 
 // clean makes a site-supplied string (a title, a label) safe to put on one
-// output line: control characters become spaces, runs of blanks collapse,
-// and it is cut to limit runes.
-func clean(s string, limit int) string {
-	var b strings.Builder
-	space := false
-	n := 0
-	for _, r := range s {
-		if unicode.IsControl(r) || unicode.IsSpace(r) {
-			space = b.Len() > 0
-			continue
-		}
-		if unicode.Is(unicode.Cf, r) { // bidi overrides, zero-width characters
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			n++
-			space = false
-		}
-		if n >= limit {
-			b.WriteString("…")
-			break
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return b.String()
-}
+// output line (tool.Line).
+func clean(s string, limit int) string { return tool.Line(s, limit) }
 
 // quoteArg echoes a model-supplied value in an answer, bounded and with
 // control characters made visible.
