@@ -31,6 +31,7 @@ type Store interface {
 	Credentials
 	MCPServerState
 	Stats
+	SiteIndex
 
 	// Ping reports whether the database answers; use it for readiness.
 	Ping(ctx context.Context) error

@@ -178,10 +178,10 @@ func (t *searchRecords) searchTable(ctx context.Context, filter *readpolicy.RowF
 			texts := make([]string, len(values))
 			for j, v := range values {
 				if p.flex[j] {
-					texts[j] = flexText(v.s)
+					texts[j] = readpolicy.FlexText(v.s)
 					hit = hit || containsFold(texts[j], q)
 				} else {
-					texts[j] = stripTags(v.s)
+					texts[j] = readpolicy.StripTags(v.s)
 				}
 			}
 			if !hit {
@@ -301,7 +301,7 @@ func (p *searchPlan) render(uid, pid int64, labels []cell, texts []string, q str
 func recordLabel(labels []cell, force bool) string {
 	var parts []string
 	for _, c := range labels {
-		v := stripTags(c.s)
+		v := readpolicy.StripTags(c.s)
 		if v == "" {
 			continue
 		}
