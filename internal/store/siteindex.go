@@ -27,12 +27,12 @@ import (
 // upserts, and FinishSiteIndexSync keeps the furthest marks, so two syncs
 // running at once waste work but never lose it.
 type SiteIndex interface {
-	// SiteIndexState returns the index's state; ErrNotFound when no
-	// build has finished since the store was made or the last build began.
+	// SiteIndexState returns the index's state, Ready only when a build
+	// has finished since the last one began; ErrNotFound when none ever
+	// began.
 	SiteIndexState(ctx context.Context) (SiteIndexState, error)
-	// BeginSiteIndexBuild empties the index and marks it as building: until
-	// FinishSiteIndexSync, SiteIndexState reports ErrNotFound. It returns
-	// the new generation.
+	// BeginSiteIndexBuild empties the index and marks it as building (not
+	// Ready) until FinishSiteIndexSync. It returns the new generation.
 	BeginSiteIndexBuild(ctx context.Context) (int64, error)
 	// PutSiteIndexDocs creates or replaces documents, in one transaction,
 	// and adds their terms to the vocabulary.
@@ -60,6 +60,8 @@ type SiteIndex interface {
 
 // SiteIndexState is the state of the site index.
 type SiteIndexState struct {
+	Ready      bool      // false while a build runs (or after one broke off)
+	BuiltFrom  time.Time // when the current generation's build began
 	Generation int64
 	BuiltAt    time.Time // when the last full build finished
 	SyncedAt   time.Time // when the last build or sync finished
@@ -193,12 +195,14 @@ func (s *sqlStore) SiteIndexState(ctx context.Context) (SiteIndexState, error) {
 	var st SiteIndexState
 	var built, synced time.Time
 	var status string
-	err := s.r.QueryRowContext(ctx, `SELECT generation, status, built_at, synced_at,
+	err := s.r.QueryRowContext(ctx, `SELECT generation, status, begun_at, built_at, synced_at,
 		(SELECT COALESCE(MAX(id), 0) FROM site_index_terms)
-		FROM site_index_state WHERE id = 1`).Scan(&st.Generation, &status, nullTimeScanner{&built}, nullTimeScanner{&synced}, &st.MaxTermID)
-	if errors.Is(err, sql.ErrNoRows) || err == nil && status != "ready" {
+		FROM site_index_state WHERE id = 1`).Scan(&st.Generation, &status, timeScanner{&st.BuiltFrom},
+		nullTimeScanner{&built}, nullTimeScanner{&synced}, &st.MaxTermID)
+	if errors.Is(err, sql.ErrNoRows) {
 		return SiteIndexState{}, notFound("site index")
 	}
+	st.Ready = status == "ready"
 	if err != nil {
 		return SiteIndexState{}, fmt.Errorf("store: cannot read the site index state: %w", err)
 	}
@@ -231,10 +235,10 @@ func (s *sqlStore) BeginSiteIndexBuild(ctx context.Context) (int64, error) {
 			}
 		}
 		return tx.QueryRowContext(ctx, `
-			INSERT INTO site_index_state (id, generation, status, built_at, synced_at, updated_at)
-			VALUES (1, 1, 'building', NULL, NULL, $1)
+			INSERT INTO site_index_state (id, generation, status, begun_at, built_at, synced_at, updated_at)
+			VALUES (1, 1, 'building', $1, NULL, NULL, $1)
 			ON CONFLICT (id) DO UPDATE SET generation = site_index_state.generation + 1, status = 'building',
-				built_at = NULL, synced_at = NULL, updated_at = excluded.updated_at
+				begun_at = excluded.begun_at, built_at = NULL, synced_at = NULL, updated_at = excluded.updated_at
 			RETURNING generation`, s.stamp()).Scan(&gen)
 	})
 	if err != nil {

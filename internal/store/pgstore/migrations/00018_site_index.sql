@@ -11,6 +11,7 @@ CREATE TABLE site_index_state (
     id          INTEGER PRIMARY KEY CHECK (id = 1),
     generation  BIGINT NOT NULL,
     status      TEXT NOT NULL CHECK (status IN ('building', 'ready')),
+    begun_at    TIMESTAMPTZ NOT NULL,
     built_at    TIMESTAMPTZ,
     synced_at   TIMESTAMPTZ,
     updated_at  TIMESTAMPTZ NOT NULL

@@ -10,6 +10,7 @@ CREATE TABLE site_index_state (
     id          INTEGER PRIMARY KEY CHECK (id = 1),
     generation  INTEGER NOT NULL,
     status      TEXT NOT NULL CHECK (status IN ('building', 'ready')),
+    begun_at    TIMESTAMP NOT NULL,
     built_at    TIMESTAMP,
     synced_at   TIMESTAMP,
     updated_at  TIMESTAMP NOT NULL
