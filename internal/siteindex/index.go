@@ -213,7 +213,7 @@ func snippet(body string, words []string, n int) string {
 // Status is what t3agent index status reports.
 type Status struct {
 	Built      bool
-	Building   bool      // a build runs (or broke off) since BuildBegan
+	Building   bool // a build runs (or broke off) since BuildBegan
 	BuildBegan time.Time
 	Generation int64
 	Docs       int64
@@ -389,9 +389,10 @@ func (ix *Index) readBatch(ctx context.Context, p *tablePlan, a *typo3.Args, con
 		sel = append(sel, s)
 	}
 	uidCol := sel[0]
+	// cond's placeholders were handed out first; "?" binds in text order.
 	where := uidCol + " > " + a.Add(after)
 	if cond != "" {
-		where += " AND (" + cond + ")"
+		where = "(" + cond + ") AND " + where
 	}
 	q := "SELECT " + strings.Join(sel, ", ") + " FROM " + qt + " WHERE " + where + " ORDER BY " + uidCol + " LIMIT " + strconv.Itoa(n)
 	rows, err := db.SQL.QueryContext(ctx, q, a.Values()...)
