@@ -199,3 +199,39 @@ func TestIndexedSearchFreshness(t *testing.T) {
 		})
 	}
 }
+
+// TestSearchStatementsBounded: an editor's search loads the pages of each
+// batch of rows in one statement instead of one per page (and rootline
+// step), so a call costs a few statements whatever the hits' pages.
+func TestSearchStatementsBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, typo3.DialectSQLite, demotest.New(t, typo3.DialectSQLite).DSN, tca.Bundled(), []string{"admin", "editor"})
+	x := newIndexed(t, e, tca.Bundled(), indexStores[0].newDSN(t))
+	for _, c := range []struct {
+		user, gate string
+		args       map[string]any
+		most       int
+	}{
+		{"editor", "scan", map[string]any{"query": "pump", "table": "tt_content", "limit": 50}, 6},
+		{"editor", "index", map[string]any{"query": "pump", "table": "tt_content", "limit": 50}, 6},
+		{"editor", "index", map[string]any{"query": "pump"}, 12},
+		{"admin", "index", map[string]any{"query": "zyxwvq"}, 12},
+	} {
+		g, logs := x.scan, x.env.logs
+		if c.gate == "index" {
+			g, logs = x.gate, x.logs
+		}
+		invoke(t, g, logs, tool.ZoneExternalGlobal, e.users[c.user], "search_records", c.args) // warm the schema cache
+		m := e.log.mark()
+		res := invoke(t, g, logs, tool.ZoneExternalGlobal, e.users[c.user], "search_records", c.args)
+		stmts := e.log.since(m)
+		t.Logf("%s %s %v: %d statements, %d bytes of answer", c.gate, c.user, c.args, len(stmts), len(res.Content))
+		if len(stmts) > c.most {
+			var texts []string
+			for _, s := range stmts {
+				texts = append(texts, s.text)
+			}
+			t.Errorf("%s %s %v: %d statements, want at most %d:\n%s", c.gate, c.user, c.args, len(stmts), c.most, strings.Join(texts, "\n"))
+		}
+	}
+}
