@@ -12,6 +12,7 @@ import (
 	"github.com/t3agent/t3agent/internal/builtin/structure"
 	"github.com/t3agent/t3agent/internal/builtin/system"
 	"github.com/t3agent/t3agent/internal/readpolicy"
+	"github.com/t3agent/t3agent/internal/siteindex"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
 )
@@ -19,8 +20,14 @@ import (
 // Tools returns every builtin tool for one site. All of them are read-only
 // and go through the read policy.
 func Tools(site *typo3.Site, policy *readpolicy.Policy) []tool.Tool {
+	return ToolsWith(site, policy, nil)
+}
+
+// ToolsWith is Tools with the site index as search_records' candidate
+// source (nil: none).
+func ToolsWith(site *typo3.Site, policy *readpolicy.Policy, index *siteindex.Index) []tool.Tool {
 	var out []tool.Tool
-	out = append(out, content.Tools(site, policy)...)
+	out = append(out, content.ToolsWith(content.ToolsParams{Site: site, Policy: policy, Index: index})...)
 	out = append(out, structure.Tools(site, policy)...)
 	out = append(out, configuration.Tools(site, policy)...)
 	// Introspection: site configuration, code and system (issue 15).

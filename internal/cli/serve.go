@@ -24,6 +24,7 @@ import (
 	"github.com/t3agent/t3agent/internal/metrics"
 	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/secret"
+	"github.com/t3agent/t3agent/internal/siteindex"
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/tracing"
@@ -41,8 +42,10 @@ type runtime struct {
 	site     *typo3.Site
 	registry *tool.Registry
 	gate     *gate.Gate
-	keyring  *secret.Keyring // nil without a configured master key
-	mcp      *mcp.Service
+	// index is the site index (used by search_records only when enabled).
+	index   *siteindex.Index
+	keyring *secret.Keyring // nil without a configured master key
+	mcp     *mcp.Service
 	// tracing exports spans when the otel: section or OTEL_* configure it.
 	tracing *tracing.Provider
 	// events counts this process's provider calls, tool calls and gate
@@ -111,7 +114,17 @@ func (a *app) open(ctx context.Context, cfg config.Config) (*runtime, error) {
 		r.Close()
 		return nil, err
 	}
-	r.registry, err = tool.NewRegistry(builtin.Tools(r.site, readpolicy.New(t)), r.mcp.Provider())
+	policy := readpolicy.New(t)
+	if r.index, err = siteindex.New(siteindex.Params{Store: r.store, Site: r.site, Policy: policy,
+		MaxAge: cfg.SiteIndex.MaxAge, Logger: a.logger}); err != nil {
+		r.Close()
+		return nil, err
+	}
+	var searchIndex *siteindex.Index
+	if cfg.SiteIndex.Enabled {
+		searchIndex = r.index
+	}
+	r.registry, err = tool.NewRegistry(builtin.ToolsWith(r.site, policy, searchIndex), r.mcp.Provider())
 	if err != nil {
 		r.Close()
 		return nil, err
@@ -248,6 +261,13 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 		// finishes its runs while the store is still open.
 		defer w.Wait()
 		defer w.Stop()
+	}
+	if cfg.SiteIndex.Enabled {
+		sy := siteindex.NewSyncer(siteindex.SyncerParams{Index: r.index, Interval: cfg.SiteIndex.Interval,
+			After: a.env.After, Logger: a.logger})
+		sy.Start(ctx)
+		// Stop waits for a sync in flight, before the store closes.
+		defer sy.Stop()
 	}
 	if !opts.noChatWorker {
 		cw, err := chat.NewWorker(chat.WorkerParams{
