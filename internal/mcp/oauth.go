@@ -7,6 +7,8 @@ import (
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/t3agent/t3agent/internal/egress"
 )
 
 // DefaultLoginTimeout bounds an OAuth login: a person has that long to
@@ -69,8 +71,18 @@ func (s *Service) Authorize(ctx context.Context, p AuthorizeParams) (PingResult,
 	return res, nil
 }
 
-// HTTPClient is the client for a server's OAuth requests (metadata,
-// registration, token): every URL and address passes the egress guard,
-// answers are capped, redirects are not followed and no credential of
-// the Service is attached.
-func (s *Service) HTTPClient() *http.Client { return s.httpClient(auth{kind: AuthNone}) }
+// NewHTTPClient returns a client for OAuth requests on behalf of MCP
+// servers (metadata, registration, tokens; package mcpauth): every URL
+// and address passes an egress guard with the same allow-list as the
+// Service's, answers are capped at MaxAnswerBytes, redirects are not
+// followed and no credential is attached.
+func NewHTTPClient(allowedHosts []string) (*http.Client, error) {
+	g, err := egress.NewGuard(egress.GuardParams{AllowedHosts: allowedHosts, ListName: "MCP host allow-list"})
+	if err != nil {
+		return nil, err
+	}
+	return &http.Client{
+		Transport:     &operationTransport{guard: g, next: newBaseTransport(g)},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}, nil
+}
