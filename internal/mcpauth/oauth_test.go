@@ -142,13 +142,13 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The authorization server's clock stands still, so its tokens never
-	// expire there; it issues them for a second, so the client finds
-	// every access token due and refreshes (and rotates) before each use.
-	frozen := time.Now()
+	// Access tokens live 9s: the oauth2 package treats a token as due 10s
+	// before it expires, so the client refreshes (and rotates the refresh
+	// token) before every use, while each fresh token is still good at
+	// the server when the request arrives.
 	as, err := oauth.New(oauth.Params{
 		Store: e.asSt, Key: keys.Derive("oauth"), SiteName: "Test", Logger: log,
-		AccessTTL: time.Second, Now: func() time.Time { return frozen },
+		AccessTTL: 9 * time.Second,
 		Login: func(_ *http.Request, user, pw string) (*typo3.BackendUser, error) {
 			if user != "editor" || pw != password {
 				return nil, &oauth.LoginError{}
@@ -348,6 +348,11 @@ func TestLoginCallRefreshRevoke(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
 	ctx := t.Context()
+	defer func() {
+		if t.Failed() {
+			t.Logf("log:\n%s", e.logs.String())
+		}
+	}()
 
 	if _, err := e.svc.Import(ctx, mcp.ImportParams{Server: "docs"}); mcp.KindOf(err) != mcp.KindNeedsLogin {
 		t.Fatalf("import before login: %v (kind %q), want needs_login", err, mcp.KindOf(err))
@@ -458,7 +463,7 @@ func TestWrongIssuerRefused(t *testing.T) {
 	if _, err := e.st.SetMCPOAuthGrant(ctx, store.SetMCPOAuthGrantParams{Server: "docs", Issuer: "https://attacker.example", SealedToken: r.SealedToken, Status: store.MCPOAuthConnected}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.call(ctx, "x"); mcp.KindOf(err) != mcp.KindCredential {
+	if _, err := e.svc.Import(ctx, mcp.ImportParams{Server: "docs"}); mcp.KindOf(err) != mcp.KindCredential {
 		t.Fatalf("a grant bound to another issuer: %v (kind %q), want credential", err, mcp.KindOf(err))
 	}
 }
