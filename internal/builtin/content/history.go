@@ -14,6 +14,7 @@ import (
 	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
+	"github.com/t3agent/t3agent/internal/typo3/richtext"
 )
 
 const (
@@ -264,7 +265,7 @@ func (t *getRecordHistory) usernames(ctx context.Context, entries []historyEntry
 		return nil, err
 	}
 	for _, r := range rows {
-		names[r[0].int()] = collapse(r[1].s)
+		names[r[0].int()] = richtext.Collapse(r[1].s)
 	}
 	return names, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/tool"
+	"github.com/t3agent/t3agent/internal/typo3/richtext"
 )
 
 const (
@@ -181,7 +182,7 @@ func (t *searchRecords) searchTable(ctx context.Context, filter *readpolicy.RowF
 					texts[j] = flexText(v.s)
 					hit = hit || containsFold(texts[j], q)
 				} else {
-					texts[j] = stripTags(v.s)
+					texts[j] = richtext.Plain(v.s)
 				}
 			}
 			if !hit {
@@ -301,7 +302,7 @@ func (p *searchPlan) render(uid, pid int64, labels []cell, texts []string, q str
 func recordLabel(labels []cell, force bool) string {
 	var parts []string
 	for _, c := range labels {
-		v := stripTags(c.s)
+		v := richtext.Plain(c.s)
 		if v == "" {
 			continue
 		}

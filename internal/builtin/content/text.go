@@ -3,7 +3,6 @@ package content
 import (
 	"encoding/xml"
 	"errors"
-	"html"
 	"io"
 	"slices"
 	"strings"
@@ -12,15 +11,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/t3agent/t3agent/internal/readpolicy"
+	"github.com/t3agent/t3agent/internal/typo3/richtext"
 	"github.com/t3agent/t3agent/internal/typo3/tca"
 )
 
-// collapse turns every run of whitespace into one space and trims.
-func collapse(s string) string {
-	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
-}
-
-// clip is cut(collapse(s), n) without reading more of s than it needs:
+// clip is cut(richtext.Collapse(s), n) without reading more of s than it needs:
 // a 300-character cell of a long body text costs 300 characters.
 func clip(s string, n int) string {
 	buf := make([]rune, 0, n+1)
@@ -43,29 +38,6 @@ func clip(s string, n int) string {
 		return string(buf[:n-1]) + "…"
 	}
 	return string(buf)
-}
-
-// stripTags removes markup (tags become spaces, entities are decoded) and
-// collapses whitespace, so rich text reads as a sentence.
-func stripTags(s string) string {
-	if !strings.ContainsAny(s, "<&") {
-		return collapse(s)
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	inTag := false
-	for _, r := range s {
-		switch {
-		case r == '<':
-			inTag = true
-			b.WriteByte(' ')
-		case r == '>' && inTag:
-			inTag = false
-		case !inTag:
-			b.WriteRune(r)
-		}
-	}
-	return collapse(html.UnescapeString(b.String()))
 }
 
 // cut shortens s to at most n runes, marking the cut with "…".
@@ -168,7 +140,7 @@ func flexText(raw string) string {
 				}
 			case "value":
 				inValue = false
-				v := stripTags(value.String())
+				v := richtext.Plain(value.String())
 				if v != "" && len(fields) > 0 && !credentialPath(fields) {
 					out = append(out, fields[len(fields)-1]+": "+v)
 				}

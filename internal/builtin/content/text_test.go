@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/t3agent/t3agent/internal/typo3/richtext"
 )
 
 func TestClipMatchesCutOfCollapse(t *testing.T) {
@@ -12,7 +14,7 @@ func TestClipMatchesCutOfCollapse(t *testing.T) {
 		strings.Repeat("x", 300), strings.Repeat("x", 301), strings.Repeat("x", 299) + " y", strings.Repeat("é", 400)}
 	for _, s := range inputs {
 		for _, n := range []int{1, 2, 5, 120, 300} {
-			if got, want := clip(s, n), cut(collapse(s), n); got != want {
+			if got, want := clip(s, n), cut(richtext.Collapse(s), n); got != want {
 				t.Errorf("clip(%.20q, %d) = %q, want %q", s, n, got, want)
 			}
 		}
@@ -28,7 +30,7 @@ func FuzzClip(f *testing.F) {
 		if n < 1 || n > 1000 || !utf8.ValidString(s) {
 			return
 		}
-		if got, want := clip(s, n), cut(collapse(s), n); got != want {
+		if got, want := clip(s, n), cut(richtext.Collapse(s), n); got != want {
 			t.Errorf("clip(%q, %d) = %q, want %q", s, n, got, want)
 		}
 	})
@@ -51,19 +53,6 @@ func TestExcerpt(t *testing.T) {
 		got := excerpt(c.text, c.q, c.n)
 		if got != c.want || len([]rune(got)) > c.n {
 			t.Errorf("excerpt(…, %q, %d) = %q, want %q", c.q, c.n, got, c.want)
-		}
-	}
-}
-
-func TestStripTags(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"<p>Hello <b>world</b></p>\n<p>again</p>": "Hello world again",
-		"a &amp; b &lt;c&gt; &nbsp;d":             "a & b <c> d",
-		"no markup,   just   spaces":              "no markup, just spaces",
-	} {
-		if got := stripTags(in); got != want {
-			t.Errorf("stripTags(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
