@@ -9,6 +9,7 @@ import (
 	"github.com/t3agent/t3agent/internal/builtin/configuration"
 	"github.com/t3agent/t3agent/internal/builtin/content"
 	"github.com/t3agent/t3agent/internal/builtin/files"
+	"github.com/t3agent/t3agent/internal/builtin/sitesearch"
 	"github.com/t3agent/t3agent/internal/builtin/structure"
 	"github.com/t3agent/t3agent/internal/builtin/system"
 	"github.com/t3agent/t3agent/internal/readpolicy"
@@ -31,5 +32,7 @@ func Tools(site *typo3.Site, policy *readpolicy.Policy) []tool.Tool {
 	// and the admin-only backend user and group lists.
 	out = append(out, files.Tools(site, policy, nil)...)
 	out = append(out, accounts.Tools(site)...)
+	// rag: site search over the site's public content (issue 16).
+	out = append(out, sitesearch.Tools(site, policy)...)
 	return out
 }
