@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -60,7 +61,7 @@ func newFixture(t testing.TB, dialect typo3.Dialect, dsn, root string, p sitesea
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := gatetest.New(t, nil, sitesearch.ToolsWith(site, p)...)
+	g := gatetest.New(t, slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelError})), sitesearch.ToolsWith(site, p)...)
 	users := gatetest.Actors(t, site, "editor")
 	return &fixture{t: t, dialect: dialect, rw: rw, site: site, gate: g, actor: users["editor"], root: root}
 }
@@ -353,3 +354,22 @@ func hits(t testing.TB, res tool.Result) []hit {
 	return out
 }
 
+// testLog sends the gate's error log (a tool's Go error) to the test log.
+type testLog struct{ t testing.TB }
+
+func (w testLog) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// testSite is a demo site not yet opened.
+type testSite struct {
+	dsn, root string
+	tca       *tca.TCA
+}
+
+func demoTestSite(t testing.TB, d typo3.Dialect) testSite {
+	t.Helper()
+	s := demotest.New(t, d)
+	return testSite{dsn: s.DSN, root: s.Root, tca: tca.Bundled()}
+}

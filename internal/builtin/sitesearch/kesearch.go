@@ -49,17 +49,13 @@ func (k *keSearch) Search(ctx context.Context, v *view, p SearchParams) ([]Candi
 	}
 	if db.Dialect == typo3.DialectMySQL {
 		a := db.NewArgs()
-		match := `MATCH(` + q("title") + `, ` + q("content") + `) AGAINST (` + a.Add(strings.Join(p.Terms, " ")) + ` IN NATURAL LANGUAGE MODE)`
-		sel := `SELECT ` + k.columns() + `, ` + match + ` AS score FROM ` + q(keTable) + ` WHERE ` + match + ` > 0 AND ` +
-			q("language") + ` IN (` + a.AddInts(langs) + `) AND ` + k.publicWhere(a, v.now)
-		// The MATCH in the select list binds its own argument first.
-		args := append([]any{a.Values()[0]}, a.Values()...)
-		sel += ` ORDER BY score DESC LIMIT ` + strconv.Itoa(p.Limit)
-		cands, err := k.read(ctx, sel, args, true)
-		if err != nil {
-			return nil, err
+		words := strings.Join(p.Terms, " ")
+		match := func() string {
+			return `MATCH(` + q("title") + `, ` + q("content") + `) AGAINST (` + a.Add(words) + ` IN NATURAL LANGUAGE MODE)`
 		}
-		return cands, nil
+		sel := `SELECT ` + k.columns() + `, ` + match() + ` AS score FROM ` + q(keTable) + ` WHERE ` + match() + ` > 0 AND ` +
+			q("language") + ` IN (` + a.AddInts(langs) + `) AND ` + k.publicWhere(a, v.now) + ` ORDER BY score DESC LIMIT ` + strconv.Itoa(p.Limit)
+		return k.read(ctx, sel, a.Values(), true)
 	}
 	var out []Candidate
 	seen := map[int64]bool{}

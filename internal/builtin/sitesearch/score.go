@@ -70,10 +70,10 @@ func likeAny(site *typo3.Site, a *typo3.Args, columns []string, terms []string, 
 	}
 	var perTerm []string
 	for _, t := range terms {
-		pat := a.Add("%" + escapeLike(t) + "%")
 		var ors []string
 		for _, c := range columns {
-			ors = append(ors, c+op+pat+` ESCAPE '!'`)
+			// One placeholder per use: "?" binds by position.
+			ors = append(ors, c+op+a.Add("%"+escapeLike(t)+"%")+` ESCAPE '!'`)
 		}
 		perTerm = append(perTerm, "("+strings.Join(ors, " OR ")+")")
 	}

@@ -329,4 +329,3 @@ func solrString(raw json.RawMessage) string {
 func siteconfigSafe(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
-
