@@ -38,8 +38,12 @@ func (s *fakeSolr) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.reqs = append(s.reqs, r)
 	s.mu.Unlock()
 	q := r.URL.Query()
+	core := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/solr/"), "/select")
 	var out []map[string]any
 	for _, d := range s.docs {
+		if d["core"] != core {
+			continue
+		}
 		match := q.Get("q") == "*:*"
 		for _, w := range strings.Fields(q.Get("q")) {
 			match = match || strings.Contains(strings.ToLower(d["title"].(string)+" "+d["content"].(string)), w)
@@ -75,7 +79,12 @@ func withSolrCore(t *testing.T, root string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(p, append(b, []byte("\nsolr_enabled_read: true\nsolr_core_read: core_en\n")...), 0o644); err != nil {
+	y := strings.Replace(string(b), "    languageId: 0\n", "    languageId: 0\n    solr_core_read: core_en\n", 1)
+	y = strings.Replace(y, "    languageId: 1\n", "    languageId: 1\n    solr_core_read: core_de\n", 1)
+	if !strings.Contains(y, "core_de") {
+		t.Fatal("the demo's site configuration has no language 1")
+	}
+	if err := os.WriteFile(p, []byte(y+"\nsolr_enabled_read: true\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -97,18 +106,22 @@ func TestSolrContract(t *testing.T) {
 		if d.feGroup != "" || d.start != 0 || d.end != 0 {
 			continue // EXT:solr's access filter and time handling keep these out of its answer
 		}
-		fs.docs = append(fs.docs, map[string]any{"id": "x/pages/" + jsonText(d.page), "type": "pages", "uid": d.page, "pid": 0,
+		core := map[int]string{0: "core_en", 1: "core_de"}[d.lang]
+		if core == "" {
+			continue // the site has no such language, so EXT:solr has no core for it
+		}
+		fs.docs = append(fs.docs, map[string]any{"core": core, "id": "x/pages/" + jsonText(d.page), "type": "pages", "uid": d.page, "pid": 0,
 			"title": d.title, "content": d.text})
 	}
 	// Records: a hidden and a visible content element of the public page 6.
 	fs.docs = append(fs.docs,
-		map[string]any{"type": "tt_content", "uid": 2, "pid": 6, "title": "Launch offer", "content": "quokkarecord mounting kit"},
-		map[string]any{"type": "tt_content", "uid": 1, "pid": 6, "title": "Product A at a glance", "content": "quokkarecordvisible"},
-		map[string]any{"type": "tt_content", "uid": 4, "pid": 6, "title": "draft", "content": "quokkarecorddraft"},
-		map[string]any{"type": "be_users", "uid": 1, "pid": 0, "title": "admin", "content": "quokkabeuser"})
+		map[string]any{"core": "core_en", "type": "tt_content", "uid": 2, "pid": 6, "title": "Launch offer", "content": "quokkarecordhidden mounting kit"},
+		map[string]any{"core": "core_en", "type": "tt_content", "uid": 1, "pid": 6, "title": "Product A at a glance", "content": "quokkarecordvisible"},
+		map[string]any{"core": "core_en", "type": "tt_content", "uid": 4, "pid": 6, "title": "draft", "content": "quokkarecorddraft"},
+		map[string]any{"core": "core_en", "type": "be_users", "uid": 1, "pid": 0, "title": "admin", "content": "quokkabeuser"})
 	checkSolrMatrix(t, f, cases)
 
-	for q, want := range map[string]int{"quokkarecord": 0, "quokkarecordvisible": 1, "quokkarecorddraft": 0, "quokkabeuser": 0} {
+	for q, want := range map[string]int{"quokkarecordhidden": 0, "quokkarecordvisible": 1, "quokkarecorddraft": 0, "quokkabeuser": 0} {
 		res := f.call("site_rag_query", map[string]any{"question": q})
 		if got := hits(t, res); len(got) != want {
 			t.Errorf("%s: %d passages, want %d:\n%s", q, len(got), want, res.Content)
