@@ -186,11 +186,12 @@ func (v *view) queryPages(ctx context.Context, where func(a *typo3.Args) string)
 	}
 	db := v.site.DB
 	a := db.NewArgs()
+	cond := where(a) // bound first: it comes first in the statement
 	notDeleted, err := v.site.Restrict(a, "pages", "", typo3.RestrictDeleted)
 	if err != nil {
 		return nil, err
 	}
-	q := `SELECT ` + cols + ` FROM ` + db.MustQuote("pages") + ` WHERE ` + where(a) + ` AND ` + notDeleted
+	q := `SELECT ` + cols + ` FROM ` + db.MustQuote("pages") + ` WHERE ` + cond + ` AND ` + notDeleted
 	rows, err := db.SQL.QueryContext(ctx, q, a.Values()...)
 	if err != nil {
 		return nil, fmt.Errorf("read pages: %w", err)
@@ -333,6 +334,9 @@ func (v *view) loadRecords(ctx context.Context, table string, uids []int64) erro
 		}
 		db := v.site.DB
 		a := db.NewArgs()
+		// "?" placeholders bind by position: the IN list comes first in
+		// the statement, so it is bound first.
+		in := a.AddInts(need)
 		restrict, err := v.site.Restrict(a, table, "", typo3.RestrictLive)
 		if err != nil {
 			return err
@@ -353,7 +357,7 @@ func (v *view) loadRecords(ctx context.Context, table string, uids []int64) erro
 				cols += `, 0`
 			}
 		}
-		q := `SELECT ` + cols + ` FROM ` + db.MustQuote(table) + ` WHERE ` + db.MustQuote("uid") + ` IN (` + a.AddInts(need) + `) AND ` + restrict
+		q := `SELECT ` + cols + ` FROM ` + db.MustQuote(table) + ` WHERE ` + db.MustQuote("uid") + ` IN (` + in + `) AND ` + restrict
 		rows, err := db.SQL.QueryContext(ctx, q, a.Values()...)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", table, err)
