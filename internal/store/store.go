@@ -30,6 +30,7 @@ type Store interface {
 	Conversations
 	Credentials
 	MCPServerState
+	MCPOAuth
 	Stats
 
 	// Ping reports whether the database answers; use it for readiness.
