@@ -29,12 +29,7 @@ func BenchmarkSiteRAGQuery(b *testing.B) {
 			f := newFixture(b, d, s.DSN, s.Root, sitesearch.Params{}, tca.Bundled())
 			docs := f.siteDocs()
 			for _, backend := range []string{"ke_search", "indexed_search"} {
-				if backend == "ke_search" {
-					f.fillKeSearch(docs)
-				} else {
-					f.exec(`DELETE FROM tx_kesearch_index`)
-					f.fillIndexedSearch(docs)
-				}
+				f.fill(backend, docs)
 				b.Run(backend, func(b *testing.B) {
 					times := make([]time.Duration, 0, b.N)
 					b.ResetTimer()

@@ -373,3 +373,16 @@ func demoTestSite(t testing.TB, d typo3.Dialect) testSite {
 	s := demotest.New(t, d)
 	return testSite{dsn: s.DSN, root: s.Root, tca: tca.Bundled()}
 }
+
+// fill makes backend the one that answers: ke_search's table filled with
+// docs, or (ke_search's rows removed, as it comes first while it has
+// rows) indexed_search's tables.
+func (f *fixture) fill(backend string, docs []doc) {
+	f.t.Helper()
+	if backend == "ke_search" {
+		f.fillKeSearch(docs)
+		return
+	}
+	f.exec(`DELETE FROM tx_kesearch_index`)
+	f.fillIndexedSearch(docs)
+}

@@ -128,13 +128,7 @@ func TestPublicMatrix(t *testing.T) {
 			cases := leakCases()
 			docs := addLeakCases(f, cases)
 			for _, backend := range []string{"ke_search", "indexed_search"} {
-				switch backend {
-				case "ke_search":
-					f.fillKeSearch(docs)
-				case "indexed_search":
-					f.exec(`DELETE FROM tx_kesearch_index`) // ke_search comes first while it has rows
-					f.fillIndexedSearch(docs)
-				}
+				f.fill(backend, docs)
 				checkMatrix(t, f, backend, cases)
 			}
 		})

@@ -67,12 +67,7 @@ func TestRelevantPagesRankTop5(t *testing.T) {
 				f := s.build(t, d)
 				docs := f.siteDocs()
 				for _, backend := range []string{"ke_search", "indexed_search"} {
-					if backend == "ke_search" {
-						f.fillKeSearch(docs)
-					} else {
-						f.exec(`DELETE FROM tx_kesearch_index`)
-						f.fillIndexedSearch(docs)
-					}
+					f.fill(backend, docs)
 					for _, q := range s.questions {
 						res := f.call("site_rag_query", map[string]any{"question": q.text, "language": q.lang, "max_sources": 5})
 						found := false

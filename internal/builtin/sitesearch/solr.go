@@ -139,16 +139,12 @@ func (s *solr) Available(_ context.Context, v *view) (bool, error) {
 func (s *solr) Search(ctx context.Context, v *view, p SearchParams) ([]Candidate, error) {
 	var out []Candidate
 	for _, c := range s.cores(v, p.Languages) {
-		form := url.Values{}
+		form := selectForm(p.Limit)
 		form.Set("q", strings.Join(p.Terms, " "))
 		form.Set("defType", "edismax")
 		form.Set("qf", "title^5 content^1")
 		form.Set("q.op", "OR")
 		form.Set("mm", "1")
-		form.Set("fq", "{!typo3access}0,-1")
-		form.Set("fl", "id,type,uid,pid,title,content,score")
-		form.Set("rows", strconv.Itoa(p.Limit))
-		form.Set("wt", "json")
 		docs, err := s.get(ctx, c.core, form)
 		if err != nil {
 			return nil, err
@@ -185,14 +181,10 @@ func (s *solr) Fetch(ctx context.Context, v *view, id SourceID) (*Candidate, err
 		if c.site != id.Parts[0] {
 			continue
 		}
-		form := url.Values{}
+		form := selectForm(1)
 		form.Set("q", "*:*")
-		form.Add("fq", "{!typo3access}0,-1")
 		form.Add("fq", `type:"`+id.Parts[1]+`"`)
 		form.Add("fq", "uid:"+strconv.FormatInt(uid, 10))
-		form.Set("fl", "id,type,uid,pid,title,content")
-		form.Set("rows", "1")
-		form.Set("wt", "json")
 		docs, err := s.get(ctx, c.core, form)
 		if err != nil {
 			return nil, err
@@ -204,6 +196,17 @@ func (s *solr) Fetch(ctx context.Context, v *view, id SourceID) (*Candidate, err
 		}
 	}
 	return nil, nil
+}
+
+// selectForm holds what every select request asks: documents a visitor
+// without login may see (EXT:solr's access filter), the fields read, JSON.
+func selectForm(rows int) url.Values {
+	form := url.Values{}
+	form.Set("fq", "{!typo3access}0,-1")
+	form.Set("fl", "id,type,uid,pid,title,content")
+	form.Set("rows", strconv.Itoa(rows))
+	form.Set("wt", "json")
+	return form
 }
 
 // get runs one select request against core.
