@@ -47,7 +47,7 @@ func newAsker(t testing.TB, kind serverKind) *asker {
 	a.sdkServer = newSDKServer(t, kind)
 	var schema map[string]any
 	_ = json.Unmarshal([]byte(titleSchema), &schema)
-	a.mcp.AddTool(&sdk.Tool{Name: "publish", Description: "Publishes a page after asking its title.", InputSchema: obj(`{}`)},
+	a.mcp.AddTool(&sdk.Tool{Name: "publish", Description: "Publishes a page after asking its title.", InputSchema: map[string]any{"type": "object"}},
 		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			a.mu.Lock()
 			a.calls++
@@ -71,7 +71,7 @@ func newAsker(t testing.TB, kind serverKind) *asker {
 			a.mu.Unlock()
 			return textResult("published " + title), nil
 		})
-	a.mcp.AddTool(&sdk.Tool{Name: "visit", Description: "Asks the person to open a page.", InputSchema: obj(`{}`)},
+	a.mcp.AddTool(&sdk.Tool{Name: "visit", Description: "Asks the person to open a page.", InputSchema: map[string]any{"type": "object"}},
 		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			resp, ok := req.Params.InputResponses["consent"]
 			if !ok {
@@ -213,7 +213,7 @@ func TestDiagnosticCallElicitation(t *testing.T) {
 		t.Run(kind.name, func(t *testing.T) {
 			t.Parallel()
 			s := newSDKServer(t, kind)
-			s.mcp.AddTool(&sdk.Tool{Name: "defaults", Description: "Asks with defaults.", InputSchema: obj(`{}`)},
+			s.mcp.AddTool(&sdk.Tool{Name: "defaults", Description: "Asks with defaults.", InputSchema: map[string]any{"type": "object"}},
 				func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 					resp, ok := req.Params.InputResponses["q"]
 					if !ok {
@@ -255,7 +255,7 @@ func TestUnsupportedServerRequests(t *testing.T) {
 	var caps *sdk.ClientCapabilities
 	got := map[string]string{}
 	s := newSDKServer(t, serverKind{name: "sessions", versions: []string{"2025-06-18"}})
-	s.mcp.AddTool(&sdk.Tool{Name: "probe", Description: "Asks the client for everything.", InputSchema: obj(`{}`)},
+	s.mcp.AddTool(&sdk.Tool{Name: "probe", Description: "Asks the client for everything.", InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			ss := req.Session
 			_, err := ss.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 5, Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}})
@@ -278,7 +278,13 @@ func TestUnsupportedServerRequests(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if !strings.Contains(got["sampling"], "does not support sampling") || !strings.Contains(got["roots"], "does not support roots") {
+	// The SDK's server refuses to send what the client did not declare;
+	// a server that sends anyway gets t3agent's refusal. Either way the
+	// request is answered at once, with an error.
+	refused := func(s, what string) bool {
+		return strings.Contains(s, "does not support "+what) || strings.Contains(s, "method not found")
+	}
+	if !refused(got["sampling"], "sampling") || !refused(got["roots"], "roots") {
 		t.Errorf("refusals = %q", got)
 	}
 	if caps == nil || caps.Elicitation == nil || caps.Elicitation.Form == nil || caps.Elicitation.URL == nil || caps.Sampling != nil || caps.RootsV2 != nil || caps.Roots.ListChanged {
@@ -304,7 +310,7 @@ func errText(err error) string {
 func TestUnsupportedInputRequest(t *testing.T) {
 	t.Parallel()
 	s := newSDKServer(t, askingKinds[0])
-	s.mcp.AddTool(&sdk.Tool{Name: "sample", Description: "Wants an LLM.", InputSchema: obj(`{}`)},
+	s.mcp.AddTool(&sdk.Tool{Name: "sample", Description: "Wants an LLM.", InputSchema: map[string]any{"type": "object"}},
 		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"s": &sdk.CreateMessageParams{MaxTokens: 5,
 				Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}}}}, nil
