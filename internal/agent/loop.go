@@ -248,7 +248,7 @@ func (r *run) rounds(ctx context.Context, msgs []llm.Message, base int) ending {
 		if e := r.scan(ctx, round, msgs, calls); e != nil {
 			return *e
 		}
-		for i, c := range calls {
+		for i := range calls {
 			if ctx.Err() != nil {
 				return cancelled()
 			}

@@ -7,7 +7,8 @@
 //
 // A Service (New) holds everything. An operator adds a server (Add) with
 // an identifier, a URL, optional auth (a bearer token or a named header,
-// sealed with the master key and never shown again) and, most
+// sealed with the master key and never shown again; or OAuth 2.1, whose
+// per-server handler Params.OAuth supplies — package mcpauth) and, most
 // importantly, a data class. Without a data class the server is inert:
 // its tools are never registered, so never offered. Its effect defaults
 // to non_idempotent_write (a remote tool is a write until declared

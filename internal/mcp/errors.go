@@ -35,6 +35,7 @@ const (
 	KindCanceled       Kind = "canceled"         // the caller's context ended
 	KindNotImported    Kind = "not_imported"     // a tool the catalogue does not hold
 	KindInvalidRequest Kind = "invalid_request"  // bad parameters from our own caller
+	KindNeedsLogin     Kind = "needs_login"      // the server's OAuth grant is missing, revoked or expired
 )
 
 // Error is a failed MCP operation. Its message is one sentence safe to
@@ -52,6 +53,11 @@ func (e *Error) Error() string { return e.msg }
 func opError(server string, kind Kind, format string, args ...any) *Error {
 	return &Error{Server: server, Kind: kind, msg: fmt.Sprintf(format, args...)}
 }
+
+// ErrNeedsLogin is wrapped by an OAuthSource's errors when a server's
+// OAuth grant is missing, revoked or expired and only a person logging in
+// again can mend it: the call fails at once with KindNeedsLogin.
+var ErrNeedsLogin = errors.New("the OAuth grant needs a new login")
 
 // KindOf returns the Kind of an *Error in err's chain, or "".
 func KindOf(err error) Kind {
@@ -71,6 +77,9 @@ func classify(ctx context.Context, server string, op *operation, timeout time.Du
 		return e
 	}
 	who := fmt.Sprintf("the MCP server %q", server)
+	if errors.Is(err, ErrNeedsLogin) {
+		return opError(server, KindNeedsLogin, "%s needs login: its OAuth grant is missing, revoked or expired (t3agent mcp login %s)", who, server)
+	}
 	status, contentType, tooLarge, refused := op.snapshot()
 	var ge *egress.GuardError
 	switch {

@@ -176,7 +176,7 @@ func (t *remoteTool) Execute(ctx context.Context, call tool.Call, args map[strin
 	if !budget.take() {
 		return tool.Errorf("Error: tool %q was not called: this run segment has used its %d remote calls; the server was not asked.", t.spec.Name, CallsPerSegment), nil
 	}
-	target, err := t.s.targetOf(d.server)
+	target, err := t.s.targetOf(ctx, d.server)
 	if err != nil {
 		return tool.Errorf("Error: tool %q failed: %s.", t.spec.Name, err.Error()), nil
 	}
@@ -495,7 +495,7 @@ func (s *Service) Call(ctx context.Context, p CallParams) (tool.Result, error) {
 	if !slices.ContainsFunc(rows, func(r store.MCPTool) bool { return r.RemoteName == p.Tool }) {
 		return tool.Result{}, opError(p.Server, KindNotImported, "the catalogue of MCP server %q has no tool %q; import the server first", p.Server, remoteText(p.Tool, 80))
 	}
-	t, err := s.targetOf(srv)
+	t, err := s.targetOf(ctx, srv)
 	if err != nil {
 		return tool.Result{}, err
 	}

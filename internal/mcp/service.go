@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
@@ -61,6 +62,20 @@ type Params struct {
 	// HTTP requests, which carry the W3C trace context to the server; nil
 	// makes none.
 	TracerProvider trace.TracerProvider
+	// OAuth authorizes the requests of servers that use OAuth 2.1 (package
+	// mcpauth); nil means no server does.
+	OAuth OAuthSource
+}
+
+// OAuthSource supplies the OAuth 2.1 handler of a server's requests. It
+// must be safe for concurrent use.
+type OAuthSource interface {
+	// Handler returns the handler for the server's requests, or nil when
+	// the server does not use OAuth. It returns the same handler while the
+	// server's grant is unchanged, so a pooled session is kept, and a new
+	// one after a new login, which replaces the session. An error that
+	// wraps ErrNeedsLogin means a person must log in first.
+	Handler(ctx context.Context, server string) (sdkauth.OAuthHandler, error)
 }
 
 // Service is t3agent's MCP client: it keeps the server records, imports
@@ -84,6 +99,7 @@ type Service struct {
 	health    healthWriter
 	changes   changes
 	tracer    trace.Tracer
+	oauth     OAuthSource
 	// sendVia is what requests go through on their way to transport: the
 	// tracing transport, or transport itself.
 	sendVia http.RoundTripper
@@ -98,7 +114,7 @@ func New(p Params) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{st: p.Store, keys: p.Keyring, log: p.Logger, timeout: p.Timeout, guard: g, version: p.ClientVersion}
+	s := &Service{st: p.Store, keys: p.Keyring, log: p.Logger, timeout: p.Timeout, guard: g, version: p.ClientVersion, oauth: p.OAuth}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -144,7 +160,11 @@ func (s *Service) Timeout() time.Duration { return s.timeout }
 // begin starts an operation: one deadline (the Service's timeout, or the
 // caller's if that is sooner) for every request it makes.
 func (s *Service) begin(ctx context.Context) (context.Context, *operation, time.Duration, context.CancelFunc) {
-	budget := s.timeout
+	return s.beginFor(ctx, s.timeout)
+}
+
+// beginFor is begin with another budget than the Service's timeout.
+func (s *Service) beginFor(ctx context.Context, budget time.Duration) (context.Context, *operation, time.Duration, context.CancelFunc) {
 	deadline := time.Now().Add(budget)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -157,18 +177,29 @@ func (s *Service) begin(ctx context.Context) (context.Context, *operation, time.
 
 // target is a server as one operation reaches it.
 type target struct {
-	id   string // server identifier, or the host of a URL diagnostic
-	url  string
-	auth auth
+	id    string // server identifier, or the host of a URL diagnostic
+	url   string
+	auth  auth
+	oauth sdkauth.OAuthHandler // nil unless the server uses OAuth
 }
 
-// targetOf checks a server's URL and opens its credential. Nothing is
-// sent yet.
-func (s *Service) targetOf(r store.MCPServer) (target, error) {
+// targetOf checks a server's URL and opens its credential (or asks for
+// its OAuth handler). Nothing is sent yet.
+func (s *Service) targetOf(ctx context.Context, r store.MCPServer) (target, error) {
 	if _, err := s.guard.CheckURL(r.URL); err != nil {
 		return target{}, opError(r.Identifier, KindRefused, "the MCP server %q cannot be reached: %s", r.Identifier, err.Error())
 	}
 	t := target{id: r.Identifier, url: r.URL, auth: auth{kind: AuthKind(r.AuthKind), header: r.AuthHeader}}
+	if s.oauth != nil {
+		h, err := s.oauth.Handler(ctx, r.Identifier)
+		if err != nil {
+			if errors.Is(err, ErrNeedsLogin) {
+				return target{}, classify(ctx, r.Identifier, &operation{}, s.timeout, err)
+			}
+			return target{}, opError(r.Identifier, KindCredential, "the OAuth grant of MCP server %q cannot be used", r.Identifier)
+		}
+		t.oauth = h
+	}
 	if r.SealedCredential == "" {
 		if t.auth.kind != AuthNone {
 			return target{}, opError(r.Identifier, KindCredential, "the MCP server %q has no credential stored for its %s auth", r.Identifier, r.AuthKind)
@@ -247,6 +278,7 @@ func (s *Service) connect(ctx context.Context, t target) (*session, error) {
 	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{
 		Endpoint:             t.url,
 		HTTPClient:           s.httpClient(t.auth),
+		OAuthHandler:         t.oauth,
 		MaxRetries:           resumeAttempts,
 		DisableStandaloneSSE: true,
 		MaxEventSize:         MaxAnswerBytes,
@@ -341,7 +373,7 @@ func (s *Service) Ping(ctx context.Context, identifier string) (PingResult, erro
 	if err != nil {
 		return PingResult{}, err
 	}
-	t, err := s.targetOf(r)
+	t, err := s.targetOf(ctx, r)
 	if err != nil {
 		return PingResult{}, err
 	}
@@ -399,6 +431,7 @@ type pool struct {
 type pooled struct {
 	url     string
 	auth    auth
+	oauth   sdkauth.OAuthHandler
 	ready   chan struct{}
 	session *session
 	err     error
@@ -442,11 +475,11 @@ func (p *pool) entry(t target) (e *pooled, mine bool) {
 	}
 	e = p.entries[t.id]
 	var stale *pooled
-	if e != nil && (e.url != t.url || e.auth != t.auth) {
+	if e != nil && (e.url != t.url || e.auth != t.auth || e.oauth != t.oauth) {
 		stale, e = e, nil
 	}
 	if e == nil {
-		e, mine = &pooled{url: t.url, auth: t.auth, ready: make(chan struct{})}, true
+		e, mine = &pooled{url: t.url, auth: t.auth, oauth: t.oauth, ready: make(chan struct{})}, true
 		p.entries[t.id] = e
 	}
 	p.mu.Unlock()

@@ -403,7 +403,7 @@ func (t *getRecordHistory) line(table string, e historyEntry, field string, name
 		}
 		val := func(s string) string {
 			if col := tc.Column(c.field); col != nil && col.Config.Type == "flex" {
-				s = flexText(s)
+				s = readpolicy.FlexText(s)
 			}
 			return "'" + clip(s, historyValueRunes) + "'"
 		}
