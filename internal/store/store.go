@@ -30,6 +30,7 @@ type Store interface {
 	Conversations
 	Credentials
 	MCPServerState
+	MCPOAuth
 	Stats
 	SiteIndex
 
