@@ -348,11 +348,6 @@ func (ix *Index) plan(ctx context.Context, table string) (*tablePlan, error) {
 	return p, nil
 }
 
-// siteRow is one row read for indexing.
-type siteRow struct {
-	doc store.SiteIndexDoc
-}
-
 // readBatch reads up to n rows of plan with uid > after, in uid order,
 // that also satisfy cond (SQL over the table, its values in a).
 func (ix *Index) readBatch(ctx context.Context, p *tablePlan, a *typo3.Args, cond string, after int64, n int) ([]store.SiteIndexDoc, error) {
