@@ -265,7 +265,7 @@ func (d solrDoc) candidate(c solrCore) (Candidate, bool) {
 	cand := Candidate{ID: SourceID{Backend: "solr", Parts: []string{c.site, d.Type, itoa(d.UID), strconv.Itoa(c.lang)}},
 		Lang: c.lang, Title: richtext.Plain(d.Title), Text: richtext.Plain(d.Content)}
 	if d.Type == "pages" {
-		cand.Page = d.UID
+		cand.Page, cand.LiveText = d.UID, true
 	} else {
 		if d.PID <= 0 {
 			return Candidate{}, false
