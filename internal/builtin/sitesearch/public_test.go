@@ -212,16 +212,14 @@ func firstLine(s string) string {
 	return l
 }
 
-// sourceIDs lists every source id the backend's tables hold.
+// sourceIDs lists the source ids the backend's tables hold for the
+// cases' pages (uids from 9000).
 func (f *fixture) sourceIDs(backend string) []string {
 	f.t.Helper()
 	q := map[string]string{
-		"ke_search":      `SELECT 'ke_search:' || uid FROM tx_kesearch_index`,
-		"indexed_search": `SELECT 'indexed_search:' || phash FROM index_phash`,
+		"ke_search":      `SELECT uid, targetpid FROM tx_kesearch_index`,
+		"indexed_search": `SELECT phash, data_page_id FROM index_phash`,
 	}[backend]
-	if f.dialect == typo3.DialectMySQL {
-		q = strings.Replace(strings.Replace(q, `'ke_search:' || uid`, `CONCAT('ke_search:', uid)`, 1), `'indexed_search:' || phash`, `CONCAT('indexed_search:', phash)`, 1)
-	}
 	rows, err := f.rw.SQL.Query(q)
 	if err != nil {
 		f.t.Fatal(err)
@@ -229,11 +227,13 @@ func (f *fixture) sourceIDs(backend string) []string {
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
+		var key, page string
+		if err := rows.Scan(&key, &page); err != nil {
 			f.t.Fatal(err)
 		}
-		out = append(out, s)
+		if asInt64(page) >= 9000 {
+			out = append(out, backend+":"+key)
+		}
 	}
 	return out
 }
