@@ -137,6 +137,11 @@ type MCP struct {
 	// OperationTimeout is the deadline of one MCP operation (a call, an
 	// import, a ping), shared by all its HTTP requests.
 	OperationTimeout time.Duration `yaml:"operation_timeout"`
+	// OAuthClientMetadataURL is the https URL where the operator publishes
+	// t3agent's OAuth Client ID Metadata Document; authorization servers
+	// that support such documents then know t3agent by it instead of a
+	// dynamic registration. Empty means none.
+	OAuthClientMetadataURL string `yaml:"oauth_client_metadata_url"`
 }
 
 // Hosts returns the allow-list entries, trimmed, without empty ones.
@@ -173,6 +178,12 @@ func (m MCP) check() error {
 	}
 	if m.OperationTimeout <= 0 {
 		return errors.New("mcp.operation_timeout: must be a positive duration such as 20s")
+	}
+	if m.OAuthClientMetadataURL != "" {
+		u, err := url.Parse(m.OAuthClientMetadataURL)
+		if err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
+			return fmt.Errorf("mcp.oauth_client_metadata_url: %q is not an https URL with a path", m.OAuthClientMetadataURL)
+		}
 	}
 	return nil
 }

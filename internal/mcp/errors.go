@@ -27,6 +27,7 @@ const (
 	KindContentType    Kind = "content_type"     // neither JSON nor an event stream
 	KindTooLarge       Kind = "too_large"        // more than MaxAnswerBytes
 	KindMalformed      Kind = "malformed"        // an answer that is not a usable MCP answer
+	KindStreamLost     Kind = "stream_lost"      // the answer stream ended early and could not be resumed
 	KindCredential     Kind = "credential"       // the stored credential cannot be opened
 	KindBudget         Kind = "budget_exhausted" // no remote calls left in this run segment
 	KindNotAvailable   Kind = "not_available"    // server missing, disabled, inert or changed
@@ -95,10 +96,14 @@ func classify(ctx context.Context, server string, op *operation, timeout time.Du
 	case status >= 400 || (status > 0 && status < 200):
 		return opError(server, KindHTTPStatus, "%s answered with HTTP status %d", who, status)
 	}
+	resumes, resumeStatus := op.resumed()
 	switch {
 	case errors.Is(err, errDeadlinePassed) || errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) ||
 		// The requests' own timers (same deadline) may fire first.
 		!op.deadline.IsZero() && !time.Now().Before(op.deadline):
+		if resumes > 0 {
+			return opError(server, KindTimeout, "%s dropped its answer stream and did not finish it within %s (%d resume attempt(s))", who, timeout, resumes)
+		}
 		return opError(server, KindTimeout, "%s did not answer within %s", who, timeout)
 	case errors.Is(ctx.Err(), context.Canceled):
 		return opError(server, KindCanceled, "the request to %s was canceled", who)
@@ -112,6 +117,16 @@ func classify(ctx context.Context, server string, op *operation, timeout time.Du
 	switch {
 	case status >= 200 && contentType != "" && contentType != "application/json" && contentType != "text/event-stream":
 		return opError(server, KindContentType, "%s answered with content type %s, not JSON or an event stream", who, remoteText(contentType, 100))
+	}
+	switch {
+	case resumes > 0 && resumeStatus != 0 && (resumeStatus < 200 || resumeStatus > 299):
+		return opError(server, KindStreamLost, "%s dropped its answer stream, and resuming it was refused with HTTP status %d", who, resumeStatus)
+	case resumes > 0:
+		return opError(server, KindStreamLost, "%s dropped its answer stream, and %d attempt(s) to resume it failed", who, resumes)
+	case contentType == "text/event-stream" && strings.Contains(err.Error(), "terminated without response"):
+		// The SDK's own error for a stream that ended without the answer
+		// and without an event id to resume from.
+		return opError(server, KindStreamLost, "%s ended its answer stream before the answer, with no event id to resume from", who)
 	}
 	var ue *egress.UnreachableError
 	var ne net.Error

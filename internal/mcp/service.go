@@ -28,6 +28,10 @@ const DefaultTimeout = 20 * time.Second
 // without comparing it with the store (Params.Recheck).
 const DefaultRecheck = time.Second
 
+// resumeAttempts is how often a dropped answer stream is resumed without
+// progress before the operation fails.
+const resumeAttempts = 3
+
 // Store is what the MCP client needs from the store.
 type Store interface {
 	store.MCPCatalogue
@@ -242,32 +246,54 @@ func (s *Service) resolveCheck(ctx context.Context, t target) error {
 	return nil
 }
 
+// session is a client session with what its handlers know of the
+// calls open on it.
+type session struct {
+	*sdk.ClientSession
+	calls *calls
+}
+
 // connect opens a session with the handshake the SDK negotiates, under
-// ctx's deadline. The client declares no capabilities and handles no
-// server requests: t3agent only lists and calls tools.
-func (s *Service) connect(ctx context.Context, t target) (*sdk.ClientSession, error) {
+// ctx's deadline. The client declares only what it implements:
+// elicitation, in form and URL mode (see the package doc on questions);
+// every other request of a server is refused at once (refuseUnsupported).
+// A dropped answer stream is resumed (GET with Last-Event-ID, after the
+// delay the server's retry field asks for) up to resumeAttempts times
+// without progress, within the operation's deadline.
+func (s *Service) connect(ctx context.Context, t target) (*session, error) {
+	open := &calls{}
 	client := sdk.NewClient(&sdk.Implementation{Name: "t3agent", Version: s.version}, &sdk.ClientOptions{
-		Capabilities:   &sdk.ClientCapabilities{},
+		Capabilities: &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{
+			Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{},
+		}},
+		ElicitationHandler: open.elicit,
+		// input_required results come back to the caller, which asks a
+		// person instead of answering at once.
 		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
 		// The SDK's own logging stays off: its messages may quote remote
 		// data; failures are reported by classify instead.
 		Logger: slog.New(slog.DiscardHandler),
 	})
-	return client.Connect(ctx, &sdk.StreamableClientTransport{
+	client.AddReceivingMiddleware(refuseUnsupported)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{
 		Endpoint:             t.url,
 		HTTPClient:           s.httpClient(t.auth),
 		OAuthHandler:         t.oauth,
-		MaxRetries:           -1, // no reconnects: one deadline, no retries
+		MaxRetries:           resumeAttempts,
 		DisableStandaloneSSE: true,
 		MaxEventSize:         MaxAnswerBytes,
 	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &session{ClientSession: cs, calls: open}, nil
 }
 
 // dial runs the guard's full check and then connects: a pooled session
 // is opened only to a server whose addresses passed. Calls on it need no
 // check of their own, since every new connection dials through the
 // guard.
-func (s *Service) dial(ctx context.Context, t target) (*sdk.ClientSession, error) {
+func (s *Service) dial(ctx context.Context, t target) (*session, error) {
 	if err := s.resolveCheck(ctx, t); err != nil {
 		return nil, err
 	}
@@ -407,7 +433,7 @@ type pooled struct {
 	auth    auth
 	oauth   sdkauth.OAuthHandler
 	ready   chan struct{}
-	session *sdk.ClientSession
+	session *session
 	err     error
 }
 
@@ -415,7 +441,7 @@ type pooled struct {
 // deadline) when there is none or when the server's URL or credential
 // changed since it was opened. Callers that arrive while another
 // connects wait for that connect; if it fails, they try once themselves.
-func (p *pool) session(ctx context.Context, t target) (*sdk.ClientSession, error) {
+func (p *pool) session(ctx context.Context, t target) (*session, error) {
 	for attempt := 0; ; attempt++ {
 		e, mine := p.entry(t)
 		if mine {
@@ -474,7 +500,7 @@ func (p *pool) drop(id string, e *pooled) {
 
 // invalidate drops and closes the server's session if it is still cs,
 // after a failure that may have broken it.
-func (p *pool) invalidate(id string, cs *sdk.ClientSession) {
+func (p *pool) invalidate(id string, cs *session) {
 	p.mu.Lock()
 	e := p.entries[id]
 	if e == nil || e.session != cs {

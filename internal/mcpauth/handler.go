@@ -243,7 +243,10 @@ func (m *Manager) codeFlow(ctx context.Context, rec store.MCPOAuthRecord, fetch 
 			mu.Lock()
 			got, cfgUsed = t, c
 			mu.Unlock()
-			return c.TokenSource(ctx, t), nil
+			// The SDK's handler may already refresh (a short-lived token):
+			// the grant stored is the last token, whose refresh token is
+			// the live one after a rotation.
+			return &watchSource{base: c.TokenSource(ctx, t), seen: func(t *oauth2.Token) { mu.Lock(); got = t; mu.Unlock() }}, nil
 		},
 	}
 	switch {
@@ -385,6 +388,20 @@ func (l *loginHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	l.ts = oauth2.StaticTokenSource(g.Token)
 	l.mu.Unlock()
 	return nil
+}
+
+// watchSource reports every token it hands out.
+type watchSource struct {
+	base oauth2.TokenSource
+	seen func(*oauth2.Token)
+}
+
+func (w *watchSource) Token() (*oauth2.Token, error) {
+	t, err := w.base.Token()
+	if err == nil {
+		w.seen(t)
+	}
+	return t, err
 }
 
 // issuerWatch notes the issuer of the authorization server metadata the

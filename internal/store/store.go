@@ -32,6 +32,7 @@ type Store interface {
 	MCPServerState
 	MCPOAuth
 	Stats
+	SiteIndex
 
 	// Ping reports whether the database answers; use it for readiness.
 	Ping(ctx context.Context) error

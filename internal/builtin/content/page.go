@@ -10,7 +10,6 @@ import (
 	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
-	"github.com/t3agent/t3agent/internal/typo3/richtext"
 )
 
 const (
@@ -88,7 +87,7 @@ func (t *getPageContent) Execute(ctx context.Context, call tool.Call, args map[s
 		return tool.Result{}, fmt.Errorf("get_page_content content of %d: %w", uid, err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Page [%d] %s (doktype %d, %s)%s\n", uid, orNone(cut(richtext.Plain(page.title), 200), "[no title]"),
+	fmt.Fprintf(&b, "Page [%d] %s (doktype %d, %s)%s\n", uid, orNone(cut(readpolicy.StripTags(page.title), 200), "[no title]"),
 		page.doktype, orNone(page.slug, "no slug"), t.marks(page.vis))
 	var shown []element
 	for _, e := range elems {
@@ -110,8 +109,8 @@ func (t *getPageContent) Execute(ctx context.Context, call tool.Call, args map[s
 	}
 	for _, e := range shown {
 		fmt.Fprintf(&b, "[%d] colPos=%d %s · %s%s\n", e.uid, e.colPos, orNone(e.ctype, "?"),
-			orNone(cut(richtext.Plain(e.header), 200), "[no header]"), t.marks(e.vis))
-		if x := cut(richtext.Plain(e.body), pageExcerpt); x != "" {
+			orNone(cut(readpolicy.StripTags(e.header), 200), "[no header]"), t.marks(e.vis))
+		if x := cut(readpolicy.StripTags(e.body), pageExcerpt); x != "" {
 			b.WriteString("    " + x + "\n")
 		}
 	}

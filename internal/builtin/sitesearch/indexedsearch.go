@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/typo3"
-	"github.com/t3agent/t3agent/internal/typo3/richtext"
 )
 
 // indexedSearch reads the tables of TYPO3's indexed_search: index_phash
@@ -104,7 +104,7 @@ func (x *indexedSearch) read(ctx context.Context, q string, args []any) ([]Candi
 			continue
 		}
 		out = append(out, Candidate{ID: SourceID{Backend: "indexed_search", Parts: []string{phash}}, Page: page.Int64,
-			Lang: int(lang.Int64), Title: richtext.Plain(title.String), LiveText: true})
+			Lang: int(lang.Int64), Title: readpolicy.StripTags(title.String), LiveText: true})
 	}
 	return out, rows.Err()
 }
@@ -139,7 +139,7 @@ func (x *indexedSearch) texts(ctx context.Context, cands []Candidate) error {
 			return fmt.Errorf("read index_fulltext: %w", err)
 		}
 		for _, i := range at[phash] {
-			cands[i].Text = richtext.Plain(text.String)
+			cands[i].Text = readpolicy.StripTags(text.String)
 		}
 	}
 	return rows.Err()

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/typo3"
-	"github.com/t3agent/t3agent/internal/typo3/richtext"
 )
 
 // keSearch reads EXT:ke_search's index table, tx_kesearch_index: one row
@@ -112,7 +112,7 @@ func (k *keSearch) read(ctx context.Context, q string, args []any, scored bool) 
 			continue
 		}
 		c := Candidate{ID: SourceID{Backend: "ke_search", Parts: []string{itoa(uid)}}, Page: page, Lang: int(max(lang, 0)),
-			Title: richtext.Plain(title.String), Text: richtext.Plain(content.String), LiveText: true}
+			Title: readpolicy.StripTags(title.String), Text: readpolicy.StripTags(content.String), LiveText: true}
 		if scored {
 			c.Score = score.Float64
 		}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/typo3"
-	"github.com/t3agent/t3agent/internal/typo3/richtext"
 )
 
 // liveTexts replaces the text of page passages whose backend stores a
@@ -98,7 +98,7 @@ func (v *view) liveTexts(ctx context.Context, ps []passage) error {
 			}
 		}
 		parts := []string{p.cite.Title + "."}
-		if d := richtext.Plain(p.cite.Description); d != "" {
+		if d := readpolicy.StripTags(p.cite.Description); d != "" {
 			parts = append(parts, d)
 		}
 		for _, e := range byPage[p.cite.Page] {
@@ -107,10 +107,10 @@ func (v *view) liveTexts(ctx context.Context, ps []passage) error {
 			if !e.publicByGroup || e.lang != p.cite.Lang && e.lang != -1 || e.lang > 0 && e.parent > 0 && !public[e.parent] {
 				continue
 			}
-			if h := richtext.Plain(e.header); h != "" {
+			if h := readpolicy.StripTags(e.header); h != "" {
 				parts = append(parts, h+".")
 			}
-			if b := richtext.Plain(e.body); b != "" {
+			if b := readpolicy.StripTags(e.body); b != "" {
 				parts = append(parts, b)
 			}
 		}

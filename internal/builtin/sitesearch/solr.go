@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/t3agent/t3agent/internal/egress"
+	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/typo3"
-	"github.com/t3agent/t3agent/internal/typo3/richtext"
 )
 
 // SolrParams configure the Solr backend.
@@ -263,7 +263,7 @@ func (d solrDoc) candidate(c solrCore) (Candidate, bool) {
 		return Candidate{}, false
 	}
 	cand := Candidate{ID: SourceID{Backend: "solr", Parts: []string{c.site, d.Type, itoa(d.UID), strconv.Itoa(c.lang)}},
-		Lang: c.lang, Title: richtext.Plain(d.Title), Text: richtext.Plain(d.Content)}
+		Lang: c.lang, Title: readpolicy.StripTags(d.Title), Text: readpolicy.StripTags(d.Content)}
 	if d.Type == "pages" {
 		cand.Page, cand.LiveText = d.UID, true
 	} else {
