@@ -273,10 +273,3 @@ func (a *app) printOAuth(st mcpauth.Status) error {
 		st.Server, st.Flow, status, orDash(st.Issuer), orDash(strings.Join(st.Scopes, " ")), expiry, st.Refreshable)
 	return err
 }
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}

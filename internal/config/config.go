@@ -48,6 +48,33 @@ type Config struct {
 	MCP      MCP      `yaml:"mcp"`
 	Chat     Chat     `yaml:"chat"`
 	Otel     Otel     `yaml:"otel"`
+	Search   Search   `yaml:"search"`
+}
+
+// Search configures the site search tools (site_rag_query,
+// site_fetch_source).
+type Search struct {
+	// SolrURL, when set, is the base URL of the Apache Solr server that
+	// EXT:solr indexes the site into, up to the cores
+	// (http://solr:8983/solr); the cores come from the site
+	// configuration's solr_core_read. Solr is then asked first, and only
+	// this host is reached.
+	SolrURL string `yaml:"solr_url"`
+	// SolrTimeout bounds one Solr request; 0 means 10s.
+	SolrTimeout time.Duration `yaml:"solr_timeout"`
+}
+
+func (s Search) check() error {
+	if s.SolrURL != "" {
+		u, err := url.Parse(s.SolrURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			return errors.New("search.solr_url: must be an http(s) URL without credentials, such as http://solr:8983/solr")
+		}
+	}
+	if s.SolrTimeout < 0 {
+		return errors.New("search.solr_timeout: must not be negative")
+	}
+	return nil
 }
 
 // Otel configures OpenTelemetry traces, exported over OTLP. Tracing is off
@@ -659,6 +686,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Chat.check(); err != nil {
+		return err
+	}
+	if err := c.Search.check(); err != nil {
 		return err
 	}
 	return c.Otel.check()

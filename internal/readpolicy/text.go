@@ -12,8 +12,8 @@ import (
 // The readable text of a stored value: what the record tools show and
 // search, and what the site index keeps.
 
-// collapse turns every run of whitespace into one space and trims.
-func collapse(s string) string {
+// Collapse turns every run of whitespace into one space and trims.
+func Collapse(s string) string {
 	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
 }
 
@@ -21,7 +21,7 @@ func collapse(s string) string {
 // collapses whitespace, so rich text reads as a sentence.
 func StripTags(s string) string {
 	if !strings.ContainsAny(s, "<&") {
-		return collapse(s)
+		return Collapse(s)
 	}
 	var b strings.Builder
 	b.Grow(len(s))
@@ -37,7 +37,7 @@ func StripTags(s string) string {
 			b.WriteRune(r)
 		}
 	}
-	return collapse(html.UnescapeString(b.String()))
+	return Collapse(html.UnescapeString(b.String()))
 }
 
 // FlexText renders a FlexForm value (T3FlexForms XML) as "field: value"

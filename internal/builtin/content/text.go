@@ -2,7 +2,6 @@ package content
 
 import (
 	"slices"
-	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -11,12 +10,7 @@ import (
 	"github.com/t3agent/t3agent/internal/typo3/tca"
 )
 
-// collapse turns every run of whitespace into one space and trims.
-func collapse(s string) string {
-	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
-}
-
-// clip is cut(collapse(s), n) without reading more of s than it needs:
+// clip is cut(readpolicy.Collapse(s), n) without reading more of s than it needs:
 // a 300-character cell of a long body text costs 300 characters.
 func clip(s string, n int) string {
 	buf := make([]rune, 0, n+1)

@@ -14,7 +14,7 @@ func TestClipMatchesCutOfCollapse(t *testing.T) {
 		strings.Repeat("x", 300), strings.Repeat("x", 301), strings.Repeat("x", 299) + " y", strings.Repeat("é", 400)}
 	for _, s := range inputs {
 		for _, n := range []int{1, 2, 5, 120, 300} {
-			if got, want := clip(s, n), cut(collapse(s), n); got != want {
+			if got, want := clip(s, n), cut(readpolicy.Collapse(s), n); got != want {
 				t.Errorf("clip(%.20q, %d) = %q, want %q", s, n, got, want)
 			}
 		}
@@ -30,7 +30,7 @@ func FuzzClip(f *testing.F) {
 		if n < 1 || n > 1000 || !utf8.ValidString(s) {
 			return
 		}
-		if got, want := clip(s, n), cut(collapse(s), n); got != want {
+		if got, want := clip(s, n), cut(readpolicy.Collapse(s), n); got != want {
 			t.Errorf("clip(%q, %d) = %q, want %q", s, n, got, want)
 		}
 	})
