@@ -62,6 +62,8 @@ type API struct {
 	Gate *gate.Gate
 	// Configs resolves ?configuration= on the tools routes; nil refuses it.
 	Configs Configs
+	// Ops serve usage, tokens, grants, settings and starting runs (ops.go).
+	Ops *Ops
 
 	// Now is the clock of sessions, tokens and the login limit; nil
 	// means time.Now.
@@ -190,7 +192,7 @@ const apiPrefix = "/api/v1"
 
 func (s *Server) apiRoutes() []route {
 	read := []store.Scope{store.ScopeAgentRead}
-	return []route{
+	return append([]route{
 		{"POST /api/v1/login", public, nil, s.login},
 		{"POST /api/v1/logout", person, nil, s.logout},
 		{"GET /api/v1/me", anyone, nil, s.me},
@@ -226,7 +228,7 @@ func (s *Server) apiRoutes() []route {
 
 		{"GET /api/v1/tools", anyone, read, s.toolsList},
 		{"GET /api/v1/tools/{name}/explain", anyone, read, s.toolExplain},
-	}
+	}, s.opsRoutes()...)
 }
 
 // registerAPI registers the API routes, each counted in the route
