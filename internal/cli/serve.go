@@ -231,6 +231,7 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 		API: &web.API{
 			Site: r.site, Credentials: r.store, Runtime: rt, Chat: chatSvc,
 			Gate: r.gate, Configs: cfgs, StreamPoll: cfg.Chat.StreamPoll, TrustedProxies: proxies,
+			MCP: r.mcp, AgentConfig: cfgs,
 		},
 		MCP: a.mcpServerParams(r, rt, cfgs),
 		Collectors: []prometheus.Collector{

@@ -22,6 +22,7 @@ var apiCodes = []string{
 	"insufficientScope", "sessionRequired", "rateLimited", "badRequest", "bodyTooLarge",
 	"unsupportedMediaType", "notFound", "methodNotAllowed", "runNotFound", "runAccessDenied",
 	"runFinished", "decisionRefused", "toolNotFound", "configurationNotFound", "chatUnavailable", "internal",
+	"adminRequired", "toolGroupNotFound", "mcpServerNotFound", "mcpServerExists", "mcpFailed", "invalidConfiguration", "previewStale",
 }
 
 // germanMarks are words and letters only German text has; every German
