@@ -164,6 +164,11 @@ type Pending struct {
 	// the schema of that input.
 	InputTool   string
 	InputSchema json.RawMessage
+	// InputMessage and InputURL are set when the call itself asked, while
+	// it ran (an MCP server's question): the question as the server put
+	// it (remote text) and, in URL mode, the page the person opens.
+	InputMessage string
+	InputURL     string
 	// Previews are what the tools that can preview say the calls would
 	// do, made as the run's actor when the turn was suspended.
 	Previews []CallPreview

@@ -19,6 +19,7 @@ import (
 	"github.com/t3agent/t3agent/internal/llm"
 	"github.com/t3agent/t3agent/internal/mcp"
 	"github.com/t3agent/t3agent/internal/store"
+	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
 )
 
@@ -92,6 +93,8 @@ type DecisionPayload struct {
 type InputSubmittedPayload struct {
 	Tool        string `json:"tool"`
 	SubmittedBy string `json:"submittedBy"`
+	// Action is accept, decline or cancel.
+	Action string `json:"action,omitempty"`
 }
 
 // RefusedPayload is a refused decision.
@@ -125,8 +128,14 @@ type SubmitInputParams struct {
 	// Access is the service token acting, if any; a service token never
 	// answers input.
 	Access Access
-	// Data is the answer, a JSON object valid against the input schema.
-	Data    json.RawMessage
+	// Data is the answer, a JSON object valid against the input schema;
+	// it is read only when Action accepts.
+	Data json.RawMessage
+	// Action is tool.AnswerAccept ("" too), tool.AnswerDecline or
+	// tool.AnswerCancel. Declined or cancelled, the asking call is told
+	// so (an MCP server gets the action; a builtin's call is answered
+	// that the person declined).
+	Action  string
 	Digest  string
 	OnEvent func(Event)
 }
@@ -231,9 +240,19 @@ func (rt *Runtime) SubmitInput(ctx context.Context, p SubmitInputParams) (res Re
 	if pk.state, err = rt.openState(ctx, p.RunID, "", true); err != nil {
 		return Result{}, err
 	}
-	data, err := validateInput(pk.state.InputSchema, p.Data)
-	if err != nil {
-		return Result{}, err
+	action := p.Action
+	if action == "" {
+		action = tool.AnswerAccept
+	}
+	var data map[string]any
+	switch action {
+	case tool.AnswerAccept:
+		if data, err = validateInput(pk.state.InputSchema, p.Data); err != nil {
+			return Result{}, err
+		}
+	case tool.AnswerDecline, tool.AnswerCancel:
+	default:
+		return Result{}, refuse(RefusedInvalidInput, "the action must be accept, decline or cancel")
 	}
 	r, err := rt.claim(ctx, pk, store.RunWaitingForInput, p.OnEvent)
 	if err != nil {
@@ -249,14 +268,14 @@ func (rt *Runtime) SubmitInput(ctx context.Context, p SubmitInputParams) (res Re
 			return Result{}, r.release(ctx, gateRefusal(p.Submitter.Username, c.Name, d, err), p.Submitter.Username)
 		}
 	}
-	r.rec.emit(EventInputSubmitted, r.base, 0, InputSubmittedPayload{Tool: bounded(r.state.InputTool), SubmittedBy: clip(p.Submitter.Username)})
+	r.rec.emit(EventInputSubmitted, r.base, 0, InputSubmittedPayload{Tool: bounded(r.state.InputTool), SubmittedBy: clip(p.Submitter.Username), Action: action})
 	if e := r.flush(ctx); e != nil {
 		if e.unsettled {
 			return r.finish(ctx, *e), nil
 		}
 		rt.log.WarnContext(ctx, "cannot record the input event; going on", "run_id", r.id)
 	}
-	res = r.finish(ctx, r.resume(ctx, answerInput, data))
+	res = r.finish(ctx, r.resume(ctx, answerInput, &tool.Answer{Action: action, Content: data}))
 	return res, nil
 }
 
@@ -438,7 +457,7 @@ func (r *run) adopt(st suspendedState) {
 // checkDigest is gate 1: the decision must quote the digest of the turn
 // read after the claim; a missing one is stale.
 func (r *run) checkDigest(digest string) error {
-	want := digestOf(r.state.Pending, r.state.InputTool, r.state.InputSchema)
+	want := digestOf(r.state.Pending, r.state.InputTool, r.state.InputSchema, r.state.Asked)
 	if digest == "" || subtle.ConstantTimeCompare([]byte(digest), []byte(want)) != 1 {
 		return refuse(RefusedStaleTurn, "the decision does not quote the pending turn's digest")
 	}
@@ -516,8 +535,9 @@ const (
 // resume answers the pending turn and goes on with the loop: the tools
 // are offered afresh for the owner on the live configuration, each
 // pending call is denied, refused or run through the write fence, and the
-// rounds continue with a fresh cap.
-func (r *run) resume(ctx context.Context, mode answerMode, input map[string]any) ending {
+// rounds continue with a fresh cap. A call that asked a question while it
+// ran (state.Asked) is made again with the person's answer.
+func (r *run) resume(ctx context.Context, mode answerMode, input *tool.Answer) ending {
 	ctx = mcp.WithCallBudget(ctx, mcp.NewCallBudget(mcp.CallsPerSegment))
 	if e := r.prepare(ctx); e != nil {
 		return *e
@@ -525,25 +545,23 @@ func (r *run) resume(ctx context.Context, mode answerMode, input map[string]any)
 	if e := r.offer(ctx); e != nil {
 		return *e
 	}
+	asked := r.state.Asked
+	r.approved = mode == answerApprove || (mode == answerInput && asked != nil && asked.Approved)
 	msgs := r.state.Messages
 	inputDone := false
-	for _, c := range r.state.Pending {
+	for i, c := range r.state.Pending {
 		if ctx.Err() != nil {
 			return cancelled()
 		}
 		spec, offered := r.specs[c.Name]
 		refusal := ""
+		var answer *tool.Answer
 		switch {
 		case mode == answerDeny:
 			refusal = "Error: the call was denied by the operator."
 		case !offered:
 			refusal = fmt.Sprintf("Error: tool %q is no longer permitted.", displayName(c.Name))
-		case mode == answerInput && c.Name == r.state.InputTool && !inputDone:
-			inputDone = true
-			c.Arguments = overlay(c.Arguments, r.state.InputSchema, input)
-		case spec.InputRequest != nil:
-			refusal = fmt.Sprintf("Error: tool %q requires user input that was not provided.", displayName(c.Name))
-		case mode == answerInput && spec.ApprovalBound():
+		case mode == answerInput && spec.ApprovalBound() && !r.approved && (asked != nil || c.Name != r.state.InputTool || inputDone):
 			// The turn was scanned for approval before it waited for
 			// input, so the tool became approval-bound meanwhile; input
 			// is not an approval.
@@ -551,17 +569,30 @@ func (r *run) resume(ctx context.Context, mode answerMode, input map[string]any)
 			if err := r.rt.gate.RecordUnapproved(ctx, gate.UnapprovedParams{Tool: c.Name, Actor: r.req.Actor, Config: r.cfg, RunID: r.id}); err != nil {
 				r.rt.log.WarnContext(ctx, "cannot record write_unapproved", "run_id", r.id, "error", err.Error())
 			}
+		case mode == answerInput && asked != nil && i == 0:
+			answer = &tool.Answer{Action: input.Action, Content: input.Content, State: asked.State}
+		case mode == answerInput && asked == nil && c.Name == r.state.InputTool && !inputDone:
+			inputDone = true
+			if input.Action != tool.AnswerAccept {
+				refusal = fmt.Sprintf("Error: the person declined to give the input tool %q asks for.", displayName(c.Name))
+				break
+			}
+			c.Arguments = overlay(c.Arguments, r.state.InputSchema, input.Content)
+		case spec.InputRequest != nil:
+			refusal = fmt.Sprintf("Error: tool %q requires user input that was not provided.", displayName(c.Name))
 		}
 		if refusal != "" {
 			r.rec.emit(EventTool, r.base, 0, ToolPayload{Tool: bounded(c.Name), CallID: bounded(c.ID), IsError: true, Bytes: len(refusal)})
 			msgs = append(msgs, llm.Message{Role: llm.RoleTool, Content: refusal, ToolCallID: c.ID})
 			continue
 		}
+		rest := append([]llm.ToolCall{c}, r.state.Pending[i+1:]...)
 		var e *ending
-		if msgs, e = r.fenced(ctx, r.base, msgs, c); e != nil {
+		if msgs, e = r.fenced(ctx, r.base, msgs, rest, answer); e != nil {
 			return *e
 		}
 	}
+	r.approved = false
 	if r.host {
 		return r.hostEnding(mode, msgs)
 	}

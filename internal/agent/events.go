@@ -150,6 +150,9 @@ type InputPayload struct {
 	Digest  string          `json:"digest"`
 	Schema  json.RawMessage `json:"schema"`
 	Pending []CallRef       `json:"pending"`
+	// Message and URL are an MCP server's question (see Pending).
+	Message string `json:"message,omitempty"`
+	URL     string `json:"url,omitempty"`
 }
 
 // recorder numbers a run's events and holds them until the next write.

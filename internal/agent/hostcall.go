@@ -86,7 +86,7 @@ func (rt *Runtime) SuspendHostCall(ctx context.Context, p HostCallParams) (res R
 		{Role: llm.RoleUser, Content: fmt.Sprintf("The MCP host %s calls %s.", bounded(p.Caller.Operation), spec.Name)},
 		{Role: llm.RoleAssistant, ToolCalls: calls},
 	}
-	digest := digestOf(calls, "", nil)
+	digest := digestOf(calls, "", nil, nil)
 	ap := ApprovalPayload{Pending: refs(calls), Digest: digest}
 	if r.rec.full {
 		ap.RequestedToolCalls = calls

@@ -66,6 +66,10 @@ type run struct {
 	// without a model; lastIsError is whether the last call failed.
 	host        bool
 	lastIsError bool
+	// approved: the calls running now were approved in this segment's
+	// decision; asked is the question a call asked (see ask).
+	approved bool
+	asked    *askedState
 }
 
 // ending is how the loop stopped, before it is settled.
@@ -244,11 +248,11 @@ func (r *run) rounds(ctx context.Context, msgs []llm.Message, base int) ending {
 		if e := r.scan(ctx, round, msgs, calls); e != nil {
 			return *e
 		}
-		for _, c := range calls {
+		for i := range calls {
 			if ctx.Err() != nil {
 				return cancelled()
 			}
-			if msgs, e = r.fenced(ctx, round, msgs, c); e != nil {
+			if msgs, e = r.fenced(ctx, round, msgs, calls[i:], nil); e != nil {
 				return *e
 			}
 		}
@@ -470,7 +474,7 @@ func providerError(e *llm.Error) string {
 func (r *run) scan(ctx context.Context, round int, msgs []llm.Message, calls []llm.ToolCall) *ending {
 	for _, c := range calls {
 		if s, ok := r.specs[c.Name]; ok && s.ApprovalBound() {
-			digest := digestOf(calls, "", nil)
+			digest := digestOf(calls, "", nil, nil)
 			p := ApprovalPayload{Pending: refs(calls), Digest: digest}
 			if r.rec.full {
 				p.RequestedToolCalls = calls
@@ -482,7 +486,7 @@ func (r *run) scan(ctx context.Context, round int, msgs []llm.Message, calls []l
 	}
 	for _, c := range calls {
 		if s, ok := r.specs[c.Name]; ok && s.InputRequest != nil {
-			digest := digestOf(calls, c.Name, s.InputRequest)
+			digest := digestOf(calls, c.Name, s.InputRequest, nil)
 			r.rec.emit(EventInput, round, 0, InputPayload{Tool: c.Name, CallID: bounded(c.ID), Digest: digest, Schema: s.InputRequest, Pending: refs(calls)})
 			e := r.suspend(msgs, &Pending{Calls: calls, Digest: digest, InputTool: c.Name, InputSchema: s.InputRequest})
 			return &e
@@ -496,7 +500,12 @@ func (r *run) scan(ctx context.Context, round int, msgs []llm.Message, calls []l
 // on the leased row in the guarded update that renews the lease (a lost
 // lease or a cancel stops here, before the side effect); once it ran,
 // recordWrite puts it on record whatever happens next.
-func (r *run) fenced(ctx context.Context, round int, msgs []llm.Message, c llm.ToolCall) ([]llm.Message, *ending) {
+//
+// rest is the turn's calls from this one on; answer is a person's answer
+// to the question this call asked before. A call that asks a question
+// now suspends the run for input with rest pending.
+func (r *run) fenced(ctx context.Context, round int, msgs []llm.Message, rest []llm.ToolCall, answer *tool.Answer) ([]llm.Message, *ending) {
+	c := rest[0]
 	effect := ""
 	if s, ok := r.specs[c.Name]; ok && s.Effect.IsWrite() {
 		effect = string(s.Effect)
@@ -506,7 +515,17 @@ func (r *run) fenced(ctx context.Context, round int, msgs []llm.Message, c llm.T
 			return msgs, e
 		}
 	}
-	content, e := r.invoke(ctx, round, c)
+	content, q, e := r.invoke(ctx, round, c, answer)
+	if q != nil {
+		if effect != "" {
+			// The call stopped at its question: nothing took effect, so
+			// the fence is lifted with the tool event on record.
+			if fe := r.flushStep(ctx, "", ""); fe != nil {
+				return msgs, fe
+			}
+		}
+		return msgs, r.ask(round, msgs, rest, q)
+	}
 	if e == nil {
 		msgs = append(msgs, llm.Message{Role: llm.RoleTool, Content: content, ToolCallID: c.ID})
 	}
@@ -564,15 +583,20 @@ func (r *run) recordWrite(ctx context.Context, round int, msgs []llm.Message, go
 
 // invoke runs one call through the gate and screens its result before it
 // can reach the provider.
-func (r *run) invoke(ctx context.Context, round int, c llm.ToolCall) (string, *ending) {
+func (r *run) invoke(ctx context.Context, round int, c llm.ToolCall, answer *tool.Answer) (string, *tool.Question, *ending) {
 	start := r.rt.now()
 	res := r.rt.gate.Invoke(ctx, gate.InvokeParams{
 		Name: c.Name, Args: json.RawMessage(c.Arguments),
-		Call:   tool.Call{Actor: r.req.Actor, RunID: r.id, CallID: c.ID},
+		Call:   tool.Call{Actor: r.req.Actor, RunID: r.id, CallID: c.ID, Answer: answer},
 		Config: r.cfg, Offered: r.offered,
 	})
 	took := r.rt.now().Sub(start)
 	r.prog.ToolCalls++
+	if q := res.Question; q != nil && r.rt.keyring != nil && usableSchema(q.Schema) {
+		// Asked, not answered: the call goes on once a person answers.
+		r.rec.emit(EventTool, round, took, ToolPayload{Tool: bounded(c.Name), CallID: bounded(c.ID), IsError: true, Bytes: 0})
+		return "", q, nil
+	}
 	r.lastIsError = res.IsError
 	content, e := r.screen(ctx, round, guardrail.StageToolResult, c.ID, res.Content)
 	p := ToolPayload{Tool: bounded(c.Name), CallID: bounded(c.ID), IsError: res.IsError, Bytes: len(content)}
@@ -582,9 +606,21 @@ func (r *run) invoke(ctx context.Context, round int, c llm.ToolCall) (string, *e
 	}
 	r.rec.emit(EventTool, round, took, p)
 	if e != nil {
-		return "", e
+		return "", nil, e
 	}
-	return content, nil
+	return content, nil, nil
+}
+
+// ask suspends the run for a question the first of rest asked while it
+// ran; the answer resumes that call (resume, answerInput).
+func (r *run) ask(round int, msgs []llm.Message, rest []llm.ToolCall, q *tool.Question) *ending {
+	c := rest[0]
+	r.asked = &askedState{Message: q.Message, URL: q.URL, State: q.State, Approved: r.approved}
+	digest := digestOf(rest, c.Name, q.Schema, r.asked)
+	r.rec.emit(EventInput, round, 0, InputPayload{Tool: c.Name, CallID: bounded(c.ID), Digest: digest, Schema: q.Schema,
+		Pending: refs(rest), Message: q.Message, URL: q.URL})
+	e := r.suspend(msgs, &Pending{Calls: rest, Digest: digest, InputTool: c.Name, InputSchema: q.Schema, InputMessage: q.Message, InputURL: q.URL})
+	return &e
 }
 
 // flush writes the queued events with the run's progress and renews the

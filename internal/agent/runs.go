@@ -111,6 +111,10 @@ type InboxItem struct {
 	Digest string          `json:"digest"`
 	Input  string          `json:"inputTool,omitempty"`
 	Schema json.RawMessage `json:"inputSchema,omitempty"`
+	// Message and URL are the question an MCP server asked while the
+	// input call ran (remote text), and in URL mode the page to open.
+	Message string `json:"inputMessage,omitempty"`
+	URL     string `json:"inputUrl,omitempty"`
 	// Previews are the tools' previews of the calls, taken at suspend.
 	Previews []CallPreview `json:"previews,omitempty"`
 	// Unreadable is set when the sealed state does not open; such a run
@@ -197,7 +201,10 @@ func (rt *Runtime) pendingItem(ctx context.Context, actor *typo3.BackendUser, ac
 		it.Rights = Rights{Reason: RefusedCorruptState}
 	default:
 		it.Calls, it.Input, it.Schema, it.Previews = st.Pending, st.InputTool, st.InputSchema, st.Previews
-		it.Digest = digestOf(st.Pending, st.InputTool, st.InputSchema)
+		it.Digest = digestOf(st.Pending, st.InputTool, st.InputSchema, st.Asked)
+		if st.Asked != nil {
+			it.Message, it.URL = st.Asked.Message, st.Asked.URL
+		}
 		it.Rights = rt.rights(ctx, actor, access, row, &st)
 	}
 	return it

@@ -29,6 +29,19 @@ type suspendedState struct {
 	Host bool `json:"host,omitempty"`
 	// KeepAnswer is Request.KeepAnswer, for the segments that follow.
 	KeepAnswer bool `json:"keepAnswer,omitempty"`
+	// Asked is set when the first pending call asked a question while it
+	// ran; the answer goes back to it (tool.Call.Answer).
+	Asked *askedState `json:"asked,omitempty"`
+}
+
+// askedState is a question a running call asked (tool.Question).
+type askedState struct {
+	Message string          `json:"message"`
+	URL     string          `json:"url,omitempty"`
+	State   json.RawMessage `json:"state,omitempty"`
+	// Approved: the turn was approved before the call ran, so the
+	// pending calls after it run without another approval.
+	Approved bool `json:"approved,omitempty"`
 }
 
 type progressState struct {
@@ -46,11 +59,21 @@ func suspendAAD(runID string) string { return "agent_run:" + runID }
 
 // digestOf identifies a pending turn: SHA-256 over the calls, and for an
 // input turn also the input tool and its schema. A decision must quote it.
-func digestOf(calls []llm.ToolCall, inputTool string, schema json.RawMessage) string {
+func digestOf(calls []llm.ToolCall, inputTool string, schema json.RawMessage, asked *askedState) string {
 	var b []byte
-	if inputTool == "" {
+	switch {
+	case inputTool == "":
 		b, _ = json.Marshal(calls)
-	} else {
+	case asked != nil:
+		// The question and the call's continuation are part of the turn:
+		// an answer quotes this very question.
+		b, _ = json.Marshal(struct {
+			Calls  []llm.ToolCall  `json:"pendingCalls"`
+			Tool   string          `json:"inputToolName"`
+			Schema json.RawMessage `json:"inputSchema"`
+			Asked  *askedState     `json:"asked"`
+		}{calls, inputTool, schema, asked})
+	default:
 		b, _ = json.Marshal(struct {
 			Calls  []llm.ToolCall  `json:"pendingCalls"`
 			Tool   string          `json:"inputToolName"`
@@ -77,7 +100,7 @@ func (r *run) suspend(msgs []llm.Message, pending *Pending) ending {
 	st := suspendedState{
 		Version: 1, Configuration: r.conf.Identifier, Messages: msgs, Pending: pending.Calls, Tools: r.req.Tools,
 		Caller: r.req.Caller, Calibration: r.cal, InputTool: pending.InputTool, InputSchema: pending.InputSchema,
-		Previews: pending.Previews, Host: r.host, KeepAnswer: r.req.KeepAnswer,
+		Previews: pending.Previews, Host: r.host, KeepAnswer: r.req.KeepAnswer, Asked: r.asked,
 		Progress: progressState{
 			Rounds: r.prog.Rounds, ToolCalls: r.prog.ToolCalls, Usage: r.usage, Cost: r.prog.Cost,
 			CostUnknown: r.prog.CostUnknown, RequestedMax: r.req.MaxRounds,

@@ -9,6 +9,7 @@ import (
 	"github.com/t3agent/t3agent/internal/builtin/configuration"
 	"github.com/t3agent/t3agent/internal/builtin/content"
 	"github.com/t3agent/t3agent/internal/builtin/files"
+	"github.com/t3agent/t3agent/internal/builtin/sitesearch"
 	"github.com/t3agent/t3agent/internal/builtin/structure"
 	"github.com/t3agent/t3agent/internal/builtin/system"
 	"github.com/t3agent/t3agent/internal/readpolicy"
@@ -16,9 +17,20 @@ import (
 	"github.com/t3agent/t3agent/internal/typo3"
 )
 
+// Params configure ToolsWith beyond the site; the zero value is Tools.
+type Params struct {
+	// SiteSearch configures site_rag_query and site_fetch_source (Solr).
+	SiteSearch sitesearch.Params
+}
+
 // Tools returns every builtin tool for one site. All of them are read-only
 // and go through the read policy.
 func Tools(site *typo3.Site, policy *readpolicy.Policy) []tool.Tool {
+	return ToolsWith(site, policy, Params{})
+}
+
+// ToolsWith is Tools with explicit parameters.
+func ToolsWith(site *typo3.Site, policy *readpolicy.Policy, p Params) []tool.Tool {
 	var out []tool.Tool
 	out = append(out, content.Tools(site, policy)...)
 	out = append(out, structure.Tools(site, policy)...)
@@ -31,5 +43,7 @@ func Tools(site *typo3.Site, policy *readpolicy.Policy) []tool.Tool {
 	// and the admin-only backend user and group lists.
 	out = append(out, files.Tools(site, policy, nil)...)
 	out = append(out, accounts.Tools(site)...)
+	// rag: site search over the site's public content (issue 16).
+	out = append(out, sitesearch.ToolsWith(site, p.SiteSearch)...)
 	return out
 }

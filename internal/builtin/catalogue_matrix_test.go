@@ -48,6 +48,8 @@ var matrixCalls = map[string][]string{
 	"get_table_schema":    {`{"table":"tt_content"}`, `{"table":"be_users"}`},
 	"read_records":        {`{"table":"be_users"}`, `{"table":"sys_file_storage"}`, `{"table":"sys_file","limit":50}`},
 	"search_records":      {`{"query":"price"}`},
+	"site_rag_query":      {`{"question":"internal pricing price list"}`, `{"question":"Aqua 200","language":"de"}`},
+	"site_fetch_source":   {`{"source_id":"ke_search:1"}`, `{"source_id":"indexed_search:0123456789abcdef0123456789abcdef"}`},
 }
 
 // leakPatterns match what no answer may hold, whoever asks: password
@@ -67,7 +69,7 @@ var nonAdminLeaks = regexp.MustCompile(`(?i)price-list-2026|1:/internal/|pages:9
 
 // ownGroups are the groups whose answers get the strict checks: no
 // credential-like column named, no sensitive table listed.
-var ownGroups = map[string]bool{tool.GroupFiles: true, tool.GroupAccounts: true}
+var ownGroups = map[string]bool{tool.GroupFiles: true, tool.GroupAccounts: true, tool.GroupRAG: true}
 
 var ownStructure = map[string]bool{"get_tca": true, "validate_tca": true, "resolve_url": true, "read_fal_asset_meta": true}
 

@@ -285,7 +285,15 @@ func (t *turn) apply(ctx context.Context, res agent.Result) error {
 	case agent.OutcomeAwaitingInput:
 		beside()
 		if res.Pending != nil {
-			if q := Question(res.Pending.InputSchema); q != "" {
+			q := Question(res.Pending.InputSchema)
+			if m := strings.TrimSpace(res.Pending.InputMessage); m != "" {
+				// An MCP server's own question, marked as the server's.
+				q = "The tool's server asks: " + m
+				if u := res.Pending.InputURL; u != "" {
+					q += "\nOpen " + u + " to answer, then confirm here."
+				}
+			}
+			if q != "" {
 				add = append(add, store.NewChatMessage{Role: store.ChatRoleAssistant, Content: q})
 			}
 		}

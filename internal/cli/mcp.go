@@ -14,6 +14,7 @@ import (
 
 	"github.com/t3agent/t3agent/internal/config"
 	"github.com/t3agent/t3agent/internal/mcp"
+	"github.com/t3agent/t3agent/internal/mcpauth"
 	"github.com/t3agent/t3agent/internal/secret"
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/tool"
@@ -23,22 +24,39 @@ import (
 // allow-list and deadline of the mcp.* configuration keys. A missing
 // master key is not an error: servers without a credential still work,
 // and storing or using a credential then fails with a clear sentence.
-func (a *app) openMCP(_ context.Context, cfg config.Config, st store.Store, tp trace.TracerProvider) (*secret.Keyring, *mcp.Service, error) {
+//
+// With a master key it also builds the OAuth manager (nil without one:
+// grants are sealed), whose requests pass the same allow-list.
+func (a *app) openMCP(_ context.Context, cfg config.Config, st store.Store, tp trace.TracerProvider) (*secret.Keyring, *mcp.Service, *mcpauth.Manager, error) {
 	keys, err := cfg.Keyring()
 	if errors.Is(err, config.ErrNoMasterKey) {
 		keys, err = nil, nil
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	svc, err := mcp.New(mcp.Params{
+	var mgr *mcpauth.Manager
+	p := mcp.Params{
 		Store: st, Keyring: keys, Logger: a.logger, Timeout: cfg.MCP.OperationTimeout,
 		AllowedHosts: cfg.MCP.Hosts(), ClientVersion: Version(), TracerProvider: tp,
-	})
-	if err != nil {
-		return nil, nil, err
 	}
-	return keys, svc, nil
+	if keys != nil {
+		client, err := mcp.NewHTTPClient(cfg.MCP.Hosts())
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		mgr, err = mcpauth.New(mcpauth.Params{Store: st, Keyring: keys, HTTPClient: client, Logger: a.logger,
+			ClientMetadataURL: cfg.MCP.OAuthClientMetadataURL})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		p.OAuth = mgr
+	}
+	svc, err := mcp.New(p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return keys, svc, mgr, nil
 }
 
 // withAdmin opens the runtime and checks that --as names a TYPO3 admin.
@@ -68,7 +86,7 @@ func (a *app) mcpCommand() *cobra.Command {
 	}
 	cmd.AddCommand(a.mcpAddCommand(), a.mcpListCommand(), a.mcpShowCommand(), a.mcpImportCommand(),
 		a.mcpPingCommand(), a.mcpCallCommand(), a.mcpToggleCommand(true), a.mcpToggleCommand(false),
-		a.mcpSetCommand(), a.mcpRemoveCommand())
+		a.mcpSetCommand(), a.mcpRemoveCommand(), a.mcpOAuthCommand(), a.mcpLoginCommand(), a.mcpLogoutCommand())
 	return cmd
 }
 
@@ -243,17 +261,19 @@ func (a *app) mcpListCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				for i := range servers {
-					servers[i].URL = displayURL(servers[i].URL)
+				listed, err := a.withOAuth(cmd.Context(), r, servers)
+				if err != nil {
+					return err
 				}
 				if a.jsonOut {
-					return writeJSON(a.env.Stdout, servers)
+					return writeJSON(a.env.Stdout, listed)
 				}
 				tw := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tENABLED\tCLASS\tEFFECT\tAPPROVAL\tIMPORT\tTOOLS\tLAST CONTACT\tLATENCY\tURL")
-				for _, s := range servers {
-					fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%v\t%s\t%d\t%s\t%s\t%s\n", s.Identifier, s.Enabled, classText(s),
-						s.Effect, s.RequiresApproval, s.ImportStatus, s.ToolCount, when(s.LastContact), latency(s), s.URL)
+				fmt.Fprintln(tw, "ID\tENABLED\tCLASS\tEFFECT\tAPPROVAL\tAUTH\tIMPORT\tTOOLS\tLAST CONTACT\tLATENCY\tURL")
+				for _, l := range listed {
+					s := l.Server
+					fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%v\t%s\t%s\t%d\t%s\t%s\t%s\n", s.Identifier, s.Enabled, classText(s),
+						s.Effect, s.RequiresApproval, authText(l), s.ImportStatus, s.ToolCount, when(s.LastContact), latency(s), s.URL)
 				}
 				return tw.Flush()
 			})

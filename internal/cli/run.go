@@ -142,6 +142,9 @@ func (a *app) printResult(res agent.Result) error {
 		what := "approval"
 		if res.Outcome == agent.OutcomeAwaitingInput {
 			what = "input to " + res.Pending.InputTool
+			if m := res.Pending.InputMessage; m != "" {
+				what += fmt.Sprintf(": the MCP server asks %q", m)
+			}
 		}
 		return fmt.Errorf("run %s waits for %s (%s)", res.RunID, what, strings.Join(names, ", "))
 	}
@@ -413,6 +416,13 @@ func printPending(w io.Writer, it agent.InboxItem) {
 			fmt.Fprintf(w, "  preview of call %d (%s): %s\n", p.Index+1, p.Tool, l)
 		}
 	}
+	if it.Message != "" {
+		// The server's own words, control characters already stripped.
+		fmt.Fprintf(w, "  the MCP server asks: %s\n", it.Message)
+	}
+	if it.URL != "" {
+		fmt.Fprintf(w, "  open %s to answer, then confirm with --data '{}' (or --decline, --cancel)\n", it.URL)
+	}
 	if it.Input != "" {
 		fmt.Fprintf(w, "  input to %s, schema %s\n", it.Input, it.Schema)
 	}
@@ -529,18 +539,27 @@ func (a *app) runsCancelCommand() *cobra.Command {
 
 func (a *app) runsInputCommand() *cobra.Command {
 	var digest, data string
+	var decline, cancel bool
 	cmd := &cobra.Command{
-		Use:   "input ID --as USER --data JSON --digest D",
-		Short: "Answer a run waiting for input; the run then goes on as its owner",
+		Use:   "input ID --as USER (--data JSON | --decline | --cancel) --digest D",
+		Short: "Answer a run waiting for input (a tool's or an MCP server's question); the run then goes on as its owner",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if data == "" {
-				return errors.New("input needs --data JSON: the answer, an object matching the input schema")
+			action := "accept"
+			switch {
+			case decline && cancel, (decline || cancel) && data != "":
+				return errors.New("input takes one of --data, --decline and --cancel")
+			case decline:
+				action = "decline"
+			case cancel:
+				action = "cancel"
+			case data == "":
+				return errors.New("input needs --data JSON (the answer, an object matching the input schema), --decline or --cancel")
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return a.withAgent(ctx, "input", func(rt *agent.Runtime, actor *typo3.BackendUser) error {
-				res, err := rt.SubmitInput(ctx, agent.SubmitInputParams{RunID: args[0], Submitter: actor, Data: []byte(data), Digest: digest})
+				res, err := rt.SubmitInput(ctx, agent.SubmitInputParams{RunID: args[0], Submitter: actor, Data: []byte(data), Digest: digest, Action: action})
 				if err != nil {
 					return decisionError(args[0], err)
 				}
@@ -549,6 +568,8 @@ func (a *app) runsInputCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&data, "data", "", "the answer, a JSON object")
+	cmd.Flags().BoolVar(&decline, "decline", false, "decline to answer (the asking tool or MCP server is told so)")
+	cmd.Flags().BoolVar(&cancel, "cancel", false, "dismiss the question without a choice (an MCP server is told \"cancel\")")
 	cmd.Flags().StringVar(&digest, "digest", "", "the digest of the pending turn, as the inbox shows it (required)")
 	return cmd
 }

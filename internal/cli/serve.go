@@ -17,10 +17,12 @@ import (
 
 	"github.com/t3agent/t3agent/internal/agent"
 	"github.com/t3agent/t3agent/internal/builtin"
+	"github.com/t3agent/t3agent/internal/builtin/sitesearch"
 	"github.com/t3agent/t3agent/internal/chat"
 	"github.com/t3agent/t3agent/internal/config"
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/mcp"
+	"github.com/t3agent/t3agent/internal/mcpauth"
 	"github.com/t3agent/t3agent/internal/metrics"
 	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/secret"
@@ -43,6 +45,7 @@ type runtime struct {
 	gate     *gate.Gate
 	keyring  *secret.Keyring // nil without a configured master key
 	mcp      *mcp.Service
+	mcpAuth  *mcpauth.Manager // nil without a master key
 	// tracing exports spans when the otel: section or OTEL_* configure it.
 	tracing *tracing.Provider
 	// events counts this process's provider calls, tool calls and gate
@@ -107,11 +110,12 @@ func (a *app) open(ctx context.Context, cfg config.Config) (*runtime, error) {
 		r.Close()
 		return nil, err
 	}
-	if r.keyring, r.mcp, err = a.openMCP(ctx, cfg, r.store, r.tracerProvider()); err != nil {
+	if r.keyring, r.mcp, r.mcpAuth, err = a.openMCP(ctx, cfg, r.store, r.tracerProvider()); err != nil {
 		r.Close()
 		return nil, err
 	}
-	r.registry, err = tool.NewRegistry(builtin.Tools(r.site, readpolicy.New(t)), r.mcp.Provider())
+	search := sitesearch.Params{Solr: sitesearch.SolrParams{URL: cfg.Search.SolrURL, Timeout: cfg.Search.SolrTimeout}}
+	r.registry, err = tool.NewRegistry(builtin.ToolsWith(r.site, readpolicy.New(t), builtin.Params{SiteSearch: search}), r.mcp.Provider())
 	if err != nil {
 		r.Close()
 		return nil, err

@@ -48,6 +48,33 @@ type Config struct {
 	MCP      MCP      `yaml:"mcp"`
 	Chat     Chat     `yaml:"chat"`
 	Otel     Otel     `yaml:"otel"`
+	Search   Search   `yaml:"search"`
+}
+
+// Search configures the site search tools (site_rag_query,
+// site_fetch_source).
+type Search struct {
+	// SolrURL, when set, is the base URL of the Apache Solr server that
+	// EXT:solr indexes the site into, up to the cores
+	// (http://solr:8983/solr); the cores come from the site
+	// configuration's solr_core_read. Solr is then asked first, and only
+	// this host is reached.
+	SolrURL string `yaml:"solr_url"`
+	// SolrTimeout bounds one Solr request; 0 means 10s.
+	SolrTimeout time.Duration `yaml:"solr_timeout"`
+}
+
+func (s Search) check() error {
+	if s.SolrURL != "" {
+		u, err := url.Parse(s.SolrURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			return errors.New("search.solr_url: must be an http(s) URL without credentials, such as http://solr:8983/solr")
+		}
+	}
+	if s.SolrTimeout < 0 {
+		return errors.New("search.solr_timeout: must not be negative")
+	}
+	return nil
 }
 
 // Otel configures OpenTelemetry traces, exported over OTLP. Tracing is off
@@ -110,6 +137,11 @@ type MCP struct {
 	// OperationTimeout is the deadline of one MCP operation (a call, an
 	// import, a ping), shared by all its HTTP requests.
 	OperationTimeout time.Duration `yaml:"operation_timeout"`
+	// OAuthClientMetadataURL is the https URL where the operator publishes
+	// t3agent's OAuth Client ID Metadata Document; authorization servers
+	// that support such documents then know t3agent by it instead of a
+	// dynamic registration. Empty means none.
+	OAuthClientMetadataURL string `yaml:"oauth_client_metadata_url"`
 }
 
 // Hosts returns the allow-list entries, trimmed, without empty ones.
@@ -146,6 +178,12 @@ func (m MCP) check() error {
 	}
 	if m.OperationTimeout <= 0 {
 		return errors.New("mcp.operation_timeout: must be a positive duration such as 20s")
+	}
+	if m.OAuthClientMetadataURL != "" {
+		u, err := url.Parse(m.OAuthClientMetadataURL)
+		if err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
+			return fmt.Errorf("mcp.oauth_client_metadata_url: %q is not an https URL with a path", m.OAuthClientMetadataURL)
+		}
 	}
 	return nil
 }
@@ -648,6 +686,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Chat.check(); err != nil {
+		return err
+	}
+	if err := c.Search.check(); err != nil {
 		return err
 	}
 	return c.Otel.check()

@@ -290,6 +290,8 @@ func TestMCP(t *testing.T) {
 		{site + "mcp:\n  operation_timeout: 0s\n", nil, "mcp.operation_timeout: must be a positive duration"},
 		{site, []string{"T3AGENT_MCP_OPERATION_TIMEOUT=-1s"}, "mcp.operation_timeout: must be a positive duration"},
 		{site, []string{"T3AGENT_MCP_OPERATION_TIMEOUT=soon"}, "mcp.operation_timeout (from T3AGENT_MCP_OPERATION_TIMEOUT)"},
+		{site, []string{"T3AGENT_MCP_OAUTH_CLIENT_METADATA_URL=http://t3agent.example/client.json"}, `mcp.oauth_client_metadata_url: "http://t3agent.example/client.json" is not an https URL with a path`},
+		{site, []string{"T3AGENT_MCP_OAUTH_CLIENT_METADATA_URL=https://t3agent.example/"}, "mcp.oauth_client_metadata_url"},
 	} {
 		if _, err := Load(writeFile(t, c.body), c.env); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q %q: err = %v, want %q", c.body, c.env, err, c.want)

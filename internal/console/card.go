@@ -26,6 +26,13 @@ type cardView struct {
 	Input  bool
 	Tool   string
 	Fields []field
+	// Message and URL are an MCP server's own question (remote text) and,
+	// in URL mode, the page the person opens.
+	Message string
+	URL     string
+	// Dismissable offers decline and cancel for a server's question (the
+	// inbox; the chat answers through its own recorded decision).
+	Dismissable bool
 	// FormError is the sentence of an answer that did not fit.
 	FormError string
 	Calls     []callView
@@ -74,6 +81,8 @@ func (c *Console) cardOf(ctx context.Context, it agent.InboxItem, action string,
 	if it.Input != "" {
 		cv.Input, cv.Tool = true, it.Input
 		cv.Fields = fieldsOf(it.Schema)
+		cv.Message, cv.URL = it.Message, it.URL
+		cv.Dismissable = it.Message != "" && strings.HasPrefix(action, "/inbox/")
 		return cv
 	}
 	previews := map[int]agent.CallPreview{}

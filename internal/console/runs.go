@@ -57,12 +57,20 @@ func (c *Console) inboxInput(q *req) error {
 	if it.Input == "" {
 		return &pageError{http.StatusConflict, "error.runNotWaiting"}
 	}
-	fields, data, ok := answerOf(it.Schema, q.r.PostForm)
-	if !ok {
-		return c.inputRefused(q, "/inbox/"+id, it, fields, true)
+	action := q.r.PostForm.Get("action")
+	var data json.RawMessage
+	switch action {
+	case "decline", "cancel":
+	default:
+		action = ""
+		fields, answer, ok := answerOf(it.Schema, q.r.PostForm)
+		if !ok {
+			return c.inputRefused(q, "/inbox/"+id, it, fields, true)
+		}
+		data = answer
 	}
 	res, err := c.p.Runtime.SubmitInput(context.WithoutCancel(ctx), agent.SubmitInputParams{
-		RunID: id, Submitter: q.user(), Data: data, Digest: q.r.PostForm.Get("digest"),
+		RunID: id, Submitter: q.user(), Data: data, Digest: q.r.PostForm.Get("digest"), Action: action,
 	})
 	if err != nil {
 		return err

@@ -1,8 +1,10 @@
 package gate
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/t3agent/t3agent/internal/tool"
@@ -36,7 +38,7 @@ const truncationMarker = "…[tool result truncated at 50000 bytes]"
 // gains a field, so the rebuild is updated with it rather than silently
 // dropping it.
 func bound(r tool.Result) tool.Result {
-	out := tool.Result{Content: boundContent(r.Content), IsError: r.IsError}
+	out := tool.Result{Content: boundContent(r.Content), IsError: r.IsError, Question: boundQuestion(r.Question)}
 	if r.IsError || len(r.Artifacts) == 0 {
 		return out
 	}
@@ -50,6 +52,36 @@ func bound(r tool.Result) tool.Result {
 	}
 	out.Artifacts = arts
 	return out
+}
+
+// Bounds of a question a tool asks a person.
+const (
+	maxQuestionMessage = 4000
+	maxQuestionJSON    = 64 << 10
+	maxQuestionURL     = 2048
+)
+
+// boundQuestion rebuilds a question, or drops it (the call is then an
+// error result) when a part is out of bounds: a schema or state that is
+// not a JSON object, or a URL that is not http(s).
+func boundQuestion(q *tool.Question) *tool.Question {
+	if q == nil {
+		return nil
+	}
+	object := func(b json.RawMessage) bool {
+		return len(b) <= maxQuestionJSON && json.Valid(b) && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{"))
+	}
+	if !object(q.Schema) || (len(q.State) > 0 && !object(q.State)) || len(q.URL) > maxQuestionURL {
+		return nil
+	}
+	if q.URL != "" {
+		u, err := url.Parse(q.URL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil
+		}
+	}
+	return &tool.Question{Message: cutRunes(strings.ToValidUTF8(q.Message, "\uFFFD"), maxQuestionMessage),
+		Schema: bytes.Clone(q.Schema), URL: q.URL, State: bytes.Clone(q.State)}
 }
 
 func boundContent(s string) string {

@@ -478,7 +478,7 @@ func TestRebuildKnowsEveryField(t *testing.T) {
 		}
 		return out
 	}
-	if got := fields(tool.Result{}); !slices.Equal(got, []string{"Content", "IsError", "Artifacts"}) {
+	if got := fields(tool.Result{}); !slices.Equal(got, []string{"Content", "IsError", "Artifacts", "Question"}) {
 		t.Errorf("tool.Result has fields %q; teach gate's bound() the new ones", got)
 	}
 	if got := fields(tool.Artifact{}); !slices.Equal(got, []string{"Kind", "Title", "Columns", "Rows", "Text"}) {

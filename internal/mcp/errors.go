@@ -27,6 +27,7 @@ const (
 	KindContentType    Kind = "content_type"     // neither JSON nor an event stream
 	KindTooLarge       Kind = "too_large"        // more than MaxAnswerBytes
 	KindMalformed      Kind = "malformed"        // an answer that is not a usable MCP answer
+	KindStreamLost     Kind = "stream_lost"      // the answer stream ended early and could not be resumed
 	KindCredential     Kind = "credential"       // the stored credential cannot be opened
 	KindBudget         Kind = "budget_exhausted" // no remote calls left in this run segment
 	KindNotAvailable   Kind = "not_available"    // server missing, disabled, inert or changed
@@ -34,6 +35,7 @@ const (
 	KindCanceled       Kind = "canceled"         // the caller's context ended
 	KindNotImported    Kind = "not_imported"     // a tool the catalogue does not hold
 	KindInvalidRequest Kind = "invalid_request"  // bad parameters from our own caller
+	KindNeedsLogin     Kind = "needs_login"      // the server's OAuth grant is missing, revoked or expired
 )
 
 // Error is a failed MCP operation. Its message is one sentence safe to
@@ -51,6 +53,11 @@ func (e *Error) Error() string { return e.msg }
 func opError(server string, kind Kind, format string, args ...any) *Error {
 	return &Error{Server: server, Kind: kind, msg: fmt.Sprintf(format, args...)}
 }
+
+// ErrNeedsLogin is wrapped by an OAuthSource's errors when a server's
+// OAuth grant is missing, revoked or expired and only a person logging in
+// again can mend it: the call fails at once with KindNeedsLogin.
+var ErrNeedsLogin = errors.New("the OAuth grant needs a new login")
 
 // KindOf returns the Kind of an *Error in err's chain, or "".
 func KindOf(err error) Kind {
@@ -70,6 +77,9 @@ func classify(ctx context.Context, server string, op *operation, timeout time.Du
 		return e
 	}
 	who := fmt.Sprintf("the MCP server %q", server)
+	if errors.Is(err, ErrNeedsLogin) {
+		return opError(server, KindNeedsLogin, "%s needs login: its OAuth grant is missing, revoked or expired (t3agent mcp login %s)", who, server)
+	}
 	status, contentType, tooLarge, refused := op.snapshot()
 	var ge *egress.GuardError
 	switch {
@@ -86,10 +96,14 @@ func classify(ctx context.Context, server string, op *operation, timeout time.Du
 	case status >= 400 || (status > 0 && status < 200):
 		return opError(server, KindHTTPStatus, "%s answered with HTTP status %d", who, status)
 	}
+	resumes, resumeStatus := op.resumed()
 	switch {
 	case errors.Is(err, errDeadlinePassed) || errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) ||
 		// The requests' own timers (same deadline) may fire first.
 		!op.deadline.IsZero() && !time.Now().Before(op.deadline):
+		if resumes > 0 {
+			return opError(server, KindTimeout, "%s dropped its answer stream and did not finish it within %s (%d resume attempt(s))", who, timeout, resumes)
+		}
 		return opError(server, KindTimeout, "%s did not answer within %s", who, timeout)
 	case errors.Is(ctx.Err(), context.Canceled):
 		return opError(server, KindCanceled, "the request to %s was canceled", who)
@@ -103,6 +117,16 @@ func classify(ctx context.Context, server string, op *operation, timeout time.Du
 	switch {
 	case status >= 200 && contentType != "" && contentType != "application/json" && contentType != "text/event-stream":
 		return opError(server, KindContentType, "%s answered with content type %s, not JSON or an event stream", who, remoteText(contentType, 100))
+	}
+	switch {
+	case resumes > 0 && resumeStatus != 0 && (resumeStatus < 200 || resumeStatus > 299):
+		return opError(server, KindStreamLost, "%s dropped its answer stream, and resuming it was refused with HTTP status %d", who, resumeStatus)
+	case resumes > 0:
+		return opError(server, KindStreamLost, "%s dropped its answer stream, and %d attempt(s) to resume it failed", who, resumes)
+	case contentType == "text/event-stream" && strings.Contains(err.Error(), "terminated without response"):
+		// The SDK's own error for a stream that ended without the answer
+		// and without an event id to resume from.
+		return opError(server, KindStreamLost, "%s ended its answer stream before the answer, with no event id to resume from", who)
 	}
 	var ue *egress.UnreachableError
 	var ne net.Error

@@ -106,7 +106,7 @@ func (s *Service) Import(ctx context.Context, p ImportParams) (ImportResult, err
 // listTools connects to the server with a fresh session (an import must
 // see the server as it is now) and walks tools/list within the caps.
 func (s *Service) listTools(ctx context.Context, r store.MCPServer) ([]*sdk.Tool, time.Duration, error) {
-	t, err := s.targetOf(r)
+	t, err := s.targetOf(ctx, r)
 	if err != nil {
 		return nil, 0, err
 	}

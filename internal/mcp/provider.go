@@ -176,11 +176,11 @@ func (t *remoteTool) Execute(ctx context.Context, call tool.Call, args map[strin
 	if !budget.take() {
 		return tool.Errorf("Error: tool %q was not called: this run segment has used its %d remote calls; the server was not asked.", t.spec.Name, CallsPerSegment), nil
 	}
-	target, err := t.s.targetOf(d.server)
+	target, err := t.s.targetOf(ctx, d.server)
 	if err != nil {
 		return tool.Errorf("Error: tool %q failed: %s.", t.spec.Name, err.Error()), nil
 	}
-	res, err := t.s.callPooled(ctx, target, t.remote, args)
+	res, err := t.s.callPooled(ctx, target, remoteCall{name: t.remote, args: args, answer: call.Answer})
 	if err != nil {
 		return tool.Errorf("Error: tool %q failed: %s.", t.spec.Name, err.Error()), nil
 	}
@@ -238,35 +238,159 @@ func (t *remoteTool) unavailable() tool.Result {
 	return tool.Errorf("Error: tool %q is not available: its MCP server or its declaration was changed, disabled or removed during this turn; the next turn offers the tools as they are now.", t.spec.Name)
 }
 
+// remoteCall is one tools/call: the remote tool, its arguments, the
+// person's answer when it goes on after a question, and, for a
+// diagnostic call, how questions are answered (ElicitDecline,
+// ElicitDefaults; "" asks a person).
+type remoteCall struct {
+	name   string
+	args   map[string]any
+	answer *tool.Answer
+	policy string
+}
+
+// maxQuestions bounds the questions one call may ask before it finishes.
+const maxQuestions = 10
+
 // callPooled runs tools/call on the server's pooled session (opened,
 // after the guard's check, when there is none). A failure
 // that may have broken the session retires it; a session the server
 // forgot (404) is replaced once within the same deadline, since the
 // server did not run the call.
-func (s *Service) callPooled(ctx context.Context, t target, remote string, args map[string]any) (res tool.Result, err error) {
-	ctx, span := s.startCall(ctx, t, remote)
+//
+// A question of the server ends the call with a tool.Question (see the
+// package doc); the call made again with the answer goes on from there.
+func (s *Service) callPooled(ctx context.Context, t target, rc remoteCall) (res tool.Result, err error) {
+	ctx, span := s.startCall(ctx, t, rc.name)
 	defer func() { endCall(span, res, err) }()
+	st, params, early, err := prepare(t.id, rc)
+	if err != nil || early != nil {
+		return deref(early), err
+	}
 	ctx, op, budget, cancel := s.begin(ctx)
 	defer cancel()
 	start := time.Now()
+	oc := &openCall{armed: st.Armed, policy: rc.policy}
+	rounds := 0
 	for attempt := 0; ; attempt++ {
 		cs, err := s.pool.session(ctx, t)
 		if err != nil {
 			return tool.Result{}, s.fail(ctx, "call", t, op, budget, err)
 		}
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: remote, Arguments: args})
+		leave := cs.calls.enter(oc)
+		r, err := cs.CallTool(ctx, params)
+		leave()
+		if p := oc.question(); p != nil {
+			// Told "cancel" meanwhile: whatever the server made of it is
+			// not the call's answer; the person's is.
+			return st.ask(t.id, questionKey(p), p)
+		}
 		if err == nil {
 			s.health.record(t.id, time.Since(start))
-			return MapResult(res), nil
+			var again *sdk.CallToolParams
+			if res, again = st.outcome(t.id, r, params, rc.policy); again == nil {
+				return res, nil
+			}
+			if rounds++; rounds > maxQuestions {
+				return tool.Errorf("Error: the MCP server %q asked more than %d questions in one call; t3agent stopped answering.", t.id, maxQuestions), nil
+			}
+			params, attempt = again, -1
+			continue
 		}
 		if !rpcAnswer(op, err) {
 			s.pool.invalidate(t.id, cs)
 		}
-		if attempt == 0 && errors.Is(err, sdk.ErrSessionMissing) && ctx.Err() == nil {
+		// A 404 to the call itself means the server never ran it; one to a
+		// resume does not, so the call is not sent again then.
+		if n, _ := op.resumed(); attempt == 0 && n == 0 && errors.Is(err, sdk.ErrSessionMissing) && ctx.Err() == nil {
 			continue
 		}
 		return tool.Result{}, s.fail(ctx, "call", t, op, budget, err)
 	}
+}
+
+func deref(r *tool.Result) tool.Result {
+	if r == nil {
+		return tool.Result{}
+	}
+	return *r
+}
+
+// prepare opens the state an answer brings back and builds the request:
+// the inputResponses of a 2026-07-28 server's questions once all are
+// answered (until then, the next is asked without a request), or the
+// answers armed for a stateful server that will ask again.
+func prepare(server string, rc remoteCall) (*askState, *sdk.CallToolParams, *tool.Result, error) {
+	params := &sdk.CallToolParams{Name: rc.name, Arguments: rc.args}
+	if rc.answer == nil {
+		return &askState{V: askVersion}, params, nil, nil
+	}
+	st, err := openAnswer(server, rc.answer)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(st.Responses)+len(st.Armed) > maxQuestions {
+		r := tool.Errorf("Error: the MCP server %q asked more than %d questions in one call; t3agent stopped answering.", server, maxQuestions)
+		return nil, nil, &r, nil
+	}
+	if len(st.Requests) > 0 {
+		if id := st.nextOpen(); id != "" {
+			r, err := st.ask(server, id, st.Requests[id])
+			return nil, nil, &r, err
+		}
+		params.InputResponses = sdk.InputResponseMap{}
+		for id, r := range st.Responses {
+			params.InputResponses[id] = r
+		}
+		params.RequestState = st.RequestState
+		st.Requests, st.Responses, st.RequestState = nil, nil, ""
+	}
+	return st, params, nil, nil
+}
+
+// ask is the Question for what st asks now.
+func (st *askState) ask(server, key string, p *sdk.ElicitParams) (tool.Result, error) {
+	st.Asking = key
+	return st.question(server, p)
+}
+
+// outcome maps a complete answer, or turns an input_required one into a
+// question for the person (again non-nil: a diagnostic call answers by
+// its policy and asks again at once).
+func (st *askState) outcome(server string, r *sdk.CallToolResult, params *sdk.CallToolParams, policy string) (tool.Result, *sdk.CallToolParams) {
+	if !r.NeedsInput() {
+		return MapResult(r), nil
+	}
+	if why := unsupportedInput(r.InputRequests); why != "" {
+		return tool.Errorf("Error: the MCP server %q asked for %s; the call did not finish.", server, why), nil
+	}
+	if len(r.InputRequests) == 0 {
+		return tool.Errorf("Error: the MCP server %q is busy and asked to be called again later.", server), nil
+	}
+	if len(st.Responses)+len(st.Armed)+len(r.InputRequests) > maxQuestions {
+		return tool.Errorf("Error: the MCP server %q asked more than %d questions in one call; t3agent stopped answering.", server, maxQuestions), nil
+	}
+	if policy != "" {
+		again := *params
+		again.InputResponses = sdk.InputResponseMap{}
+		oc := &openCall{policy: policy}
+		for id, ir := range r.InputRequests {
+			again.InputResponses[id] = oc.answer(ir.(*sdk.ElicitParams))
+		}
+		again.RequestState = r.RequestState
+		return tool.Result{}, &again
+	}
+	st.RequestState, st.Responses = r.RequestState, nil
+	st.Requests = map[string]*sdk.ElicitParams{}
+	for id, ir := range r.InputRequests {
+		st.Requests[id] = ir.(*sdk.ElicitParams)
+	}
+	id := st.nextOpen()
+	res, err := st.ask(server, id, st.Requests[id])
+	if err != nil {
+		return tool.Errorf("Error: the MCP server %q asked a question t3agent cannot keep.", server), nil
+	}
+	return res, nil
 }
 
 // rpcAnswer reports whether err is a JSON-RPC error the server sent in a
@@ -278,8 +402,8 @@ func rpcAnswer(op *operation, err error) bool {
 }
 
 // callOnce runs tools/call on a fresh session, for diagnostics.
-func (s *Service) callOnce(ctx context.Context, t target, remote string, args map[string]any) (out tool.Result, err error) {
-	ctx, span := s.startCall(ctx, t, remote)
+func (s *Service) callOnce(ctx context.Context, t target, rc remoteCall) (out tool.Result, err error) {
+	ctx, span := s.startCall(ctx, t, rc.name)
 	defer func() { endCall(span, out, err) }()
 	ctx, op, budget, cancel := s.begin(ctx)
 	defer cancel()
@@ -291,11 +415,24 @@ func (s *Service) callOnce(ctx context.Context, t target, remote string, args ma
 		return tool.Result{}, s.fail(ctx, "call", t, op, budget, err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: remote, Arguments: args})
-	if err != nil {
-		return tool.Result{}, s.fail(ctx, "call", t, op, budget, err)
+	st := &askState{V: askVersion}
+	oc := &openCall{policy: rc.policy}
+	defer cs.calls.enter(oc)()
+	params := &sdk.CallToolParams{Name: rc.name, Arguments: rc.args}
+	for round := 0; ; round++ {
+		if round > maxQuestions {
+			return tool.Errorf("Error: the MCP server %q asked more than %d questions in one call; t3agent stopped answering.", t.id, maxQuestions), nil
+		}
+		res, err := cs.CallTool(ctx, params)
+		if err != nil {
+			return tool.Result{}, s.fail(ctx, "call", t, op, budget, err)
+		}
+		out, again := st.outcome(t.id, res, params, rc.policy)
+		if again == nil {
+			return out, nil
+		}
+		params = again
 	}
-	return MapResult(res), nil
 }
 
 // CallParams are the parameters of Call.
@@ -309,6 +446,10 @@ type CallParams struct {
 	Tool string
 	// Args is a JSON object; empty means {}.
 	Args json.RawMessage
+	// Elicitation says how the server's questions are answered, since a
+	// diagnostic call has no person to ask: ElicitDecline (the default)
+	// or ElicitDefaults.
+	Elicitation string
 }
 
 // Call is the operator's diagnostic call of a remote tool, printed to
@@ -319,6 +460,14 @@ type CallParams struct {
 func (s *Service) Call(ctx context.Context, p CallParams) (tool.Result, error) {
 	if (p.Server == "") == (p.URL == "") {
 		return tool.Result{}, opError("", KindInvalidRequest, "name a configured MCP server or a URL, not both")
+	}
+	policy := p.Elicitation
+	switch policy {
+	case "":
+		policy = ElicitDecline
+	case ElicitDecline, ElicitDefaults:
+	default:
+		return tool.Result{}, opError(p.Server, KindInvalidRequest, "the elicitation policy must be %q or %q", ElicitDecline, ElicitDefaults)
 	}
 	args := map[string]any{}
 	if len(bytes.TrimSpace(p.Args)) > 0 {
@@ -333,7 +482,7 @@ func (s *Service) Call(ctx context.Context, p CallParams) (tool.Result, error) {
 		if err != nil {
 			return tool.Result{}, err
 		}
-		return s.callOnce(ctx, t, p.Tool, args)
+		return s.callOnce(ctx, t, remoteCall{name: p.Tool, args: args, policy: policy})
 	}
 	srv, err := s.st.MCPServer(ctx, p.Server)
 	if err != nil {
@@ -346,9 +495,9 @@ func (s *Service) Call(ctx context.Context, p CallParams) (tool.Result, error) {
 	if !slices.ContainsFunc(rows, func(r store.MCPTool) bool { return r.RemoteName == p.Tool }) {
 		return tool.Result{}, opError(p.Server, KindNotImported, "the catalogue of MCP server %q has no tool %q; import the server first", p.Server, remoteText(p.Tool, 80))
 	}
-	t, err := s.targetOf(srv)
+	t, err := s.targetOf(ctx, srv)
 	if err != nil {
 		return tool.Result{}, err
 	}
-	return s.callPooled(ctx, t, p.Tool, args)
+	return s.callPooled(ctx, t, remoteCall{name: p.Tool, args: args, policy: policy})
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
@@ -26,6 +27,10 @@ const DefaultTimeout = 20 * time.Second
 // DefaultRecheck is how long a registered tool calls on its declaration
 // without comparing it with the store (Params.Recheck).
 const DefaultRecheck = time.Second
+
+// resumeAttempts is how often a dropped answer stream is resumed without
+// progress before the operation fails.
+const resumeAttempts = 3
 
 // Store is what the MCP client needs from the store.
 type Store interface {
@@ -57,6 +62,20 @@ type Params struct {
 	// HTTP requests, which carry the W3C trace context to the server; nil
 	// makes none.
 	TracerProvider trace.TracerProvider
+	// OAuth authorizes the requests of servers that use OAuth 2.1 (package
+	// mcpauth); nil means no server does.
+	OAuth OAuthSource
+}
+
+// OAuthSource supplies the OAuth 2.1 handler of a server's requests. It
+// must be safe for concurrent use.
+type OAuthSource interface {
+	// Handler returns the handler for the server's requests, or nil when
+	// the server does not use OAuth. It returns the same handler while the
+	// server's grant is unchanged, so a pooled session is kept, and a new
+	// one after a new login, which replaces the session. An error that
+	// wraps ErrNeedsLogin means a person must log in first.
+	Handler(ctx context.Context, server string) (sdkauth.OAuthHandler, error)
 }
 
 // Service is t3agent's MCP client: it keeps the server records, imports
@@ -80,6 +99,7 @@ type Service struct {
 	health    healthWriter
 	changes   changes
 	tracer    trace.Tracer
+	oauth     OAuthSource
 	// sendVia is what requests go through on their way to transport: the
 	// tracing transport, or transport itself.
 	sendVia http.RoundTripper
@@ -94,7 +114,7 @@ func New(p Params) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{st: p.Store, keys: p.Keyring, log: p.Logger, timeout: p.Timeout, guard: g, version: p.ClientVersion}
+	s := &Service{st: p.Store, keys: p.Keyring, log: p.Logger, timeout: p.Timeout, guard: g, version: p.ClientVersion, oauth: p.OAuth}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -140,7 +160,11 @@ func (s *Service) Timeout() time.Duration { return s.timeout }
 // begin starts an operation: one deadline (the Service's timeout, or the
 // caller's if that is sooner) for every request it makes.
 func (s *Service) begin(ctx context.Context) (context.Context, *operation, time.Duration, context.CancelFunc) {
-	budget := s.timeout
+	return s.beginFor(ctx, s.timeout)
+}
+
+// beginFor is begin with another budget than the Service's timeout.
+func (s *Service) beginFor(ctx context.Context, budget time.Duration) (context.Context, *operation, time.Duration, context.CancelFunc) {
 	deadline := time.Now().Add(budget)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -153,18 +177,29 @@ func (s *Service) begin(ctx context.Context) (context.Context, *operation, time.
 
 // target is a server as one operation reaches it.
 type target struct {
-	id   string // server identifier, or the host of a URL diagnostic
-	url  string
-	auth auth
+	id    string // server identifier, or the host of a URL diagnostic
+	url   string
+	auth  auth
+	oauth sdkauth.OAuthHandler // nil unless the server uses OAuth
 }
 
-// targetOf checks a server's URL and opens its credential. Nothing is
-// sent yet.
-func (s *Service) targetOf(r store.MCPServer) (target, error) {
+// targetOf checks a server's URL and opens its credential (or asks for
+// its OAuth handler). Nothing is sent yet.
+func (s *Service) targetOf(ctx context.Context, r store.MCPServer) (target, error) {
 	if _, err := s.guard.CheckURL(r.URL); err != nil {
 		return target{}, opError(r.Identifier, KindRefused, "the MCP server %q cannot be reached: %s", r.Identifier, err.Error())
 	}
 	t := target{id: r.Identifier, url: r.URL, auth: auth{kind: AuthKind(r.AuthKind), header: r.AuthHeader}}
+	if s.oauth != nil {
+		h, err := s.oauth.Handler(ctx, r.Identifier)
+		if err != nil {
+			if errors.Is(err, ErrNeedsLogin) {
+				return target{}, classify(ctx, r.Identifier, &operation{}, s.timeout, err)
+			}
+			return target{}, opError(r.Identifier, KindCredential, "the OAuth grant of MCP server %q cannot be used", r.Identifier)
+		}
+		t.oauth = h
+	}
 	if r.SealedCredential == "" {
 		if t.auth.kind != AuthNone {
 			return target{}, opError(r.Identifier, KindCredential, "the MCP server %q has no credential stored for its %s auth", r.Identifier, r.AuthKind)
@@ -211,31 +246,54 @@ func (s *Service) resolveCheck(ctx context.Context, t target) error {
 	return nil
 }
 
+// session is a client session with what its handlers know of the
+// calls open on it.
+type session struct {
+	*sdk.ClientSession
+	calls *calls
+}
+
 // connect opens a session with the handshake the SDK negotiates, under
-// ctx's deadline. The client declares no capabilities and handles no
-// server requests: t3agent only lists and calls tools.
-func (s *Service) connect(ctx context.Context, t target) (*sdk.ClientSession, error) {
+// ctx's deadline. The client declares only what it implements:
+// elicitation, in form and URL mode (see the package doc on questions);
+// every other request of a server is refused at once (refuseUnsupported).
+// A dropped answer stream is resumed (GET with Last-Event-ID, after the
+// delay the server's retry field asks for) up to resumeAttempts times
+// without progress, within the operation's deadline.
+func (s *Service) connect(ctx context.Context, t target) (*session, error) {
+	open := &calls{}
 	client := sdk.NewClient(&sdk.Implementation{Name: "t3agent", Version: s.version}, &sdk.ClientOptions{
-		Capabilities:   &sdk.ClientCapabilities{},
+		Capabilities: &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{
+			Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{},
+		}},
+		ElicitationHandler: open.elicit,
+		// input_required results come back to the caller, which asks a
+		// person instead of answering at once.
 		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
 		// The SDK's own logging stays off: its messages may quote remote
 		// data; failures are reported by classify instead.
 		Logger: slog.New(slog.DiscardHandler),
 	})
-	return client.Connect(ctx, &sdk.StreamableClientTransport{
+	client.AddReceivingMiddleware(refuseUnsupported)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{
 		Endpoint:             t.url,
 		HTTPClient:           s.httpClient(t.auth),
-		MaxRetries:           -1, // no reconnects: one deadline, no retries
+		OAuthHandler:         t.oauth,
+		MaxRetries:           resumeAttempts,
 		DisableStandaloneSSE: true,
 		MaxEventSize:         MaxAnswerBytes,
 	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &session{ClientSession: cs, calls: open}, nil
 }
 
 // dial runs the guard's full check and then connects: a pooled session
 // is opened only to a server whose addresses passed. Calls on it need no
 // check of their own, since every new connection dials through the
 // guard.
-func (s *Service) dial(ctx context.Context, t target) (*sdk.ClientSession, error) {
+func (s *Service) dial(ctx context.Context, t target) (*session, error) {
 	if err := s.resolveCheck(ctx, t); err != nil {
 		return nil, err
 	}
@@ -315,7 +373,7 @@ func (s *Service) Ping(ctx context.Context, identifier string) (PingResult, erro
 	if err != nil {
 		return PingResult{}, err
 	}
-	t, err := s.targetOf(r)
+	t, err := s.targetOf(ctx, r)
 	if err != nil {
 		return PingResult{}, err
 	}
@@ -373,8 +431,9 @@ type pool struct {
 type pooled struct {
 	url     string
 	auth    auth
+	oauth   sdkauth.OAuthHandler
 	ready   chan struct{}
-	session *sdk.ClientSession
+	session *session
 	err     error
 }
 
@@ -382,7 +441,7 @@ type pooled struct {
 // deadline) when there is none or when the server's URL or credential
 // changed since it was opened. Callers that arrive while another
 // connects wait for that connect; if it fails, they try once themselves.
-func (p *pool) session(ctx context.Context, t target) (*sdk.ClientSession, error) {
+func (p *pool) session(ctx context.Context, t target) (*session, error) {
 	for attempt := 0; ; attempt++ {
 		e, mine := p.entry(t)
 		if mine {
@@ -416,11 +475,11 @@ func (p *pool) entry(t target) (e *pooled, mine bool) {
 	}
 	e = p.entries[t.id]
 	var stale *pooled
-	if e != nil && (e.url != t.url || e.auth != t.auth) {
+	if e != nil && (e.url != t.url || e.auth != t.auth || e.oauth != t.oauth) {
 		stale, e = e, nil
 	}
 	if e == nil {
-		e, mine = &pooled{url: t.url, auth: t.auth, ready: make(chan struct{})}, true
+		e, mine = &pooled{url: t.url, auth: t.auth, oauth: t.oauth, ready: make(chan struct{})}, true
 		p.entries[t.id] = e
 	}
 	p.mu.Unlock()
@@ -441,7 +500,7 @@ func (p *pool) drop(id string, e *pooled) {
 
 // invalidate drops and closes the server's session if it is still cs,
 // after a failure that may have broken it.
-func (p *pool) invalidate(id string, cs *sdk.ClientSession) {
+func (p *pool) invalidate(id string, cs *session) {
 	p.mu.Lock()
 	e := p.entries[id]
 	if e == nil || e.session != cs {

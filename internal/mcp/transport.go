@@ -41,6 +41,11 @@ type operation struct {
 	refused     error // a guard refusal
 	requests    int
 	late        int // requests refused because the deadline had passed
+	// resumes counts the GETs with Last-Event-ID that resumed a dropped
+	// answer stream, and resumeStatus is the last one's HTTP status (0:
+	// no answer).
+	resumes      int
+	resumeStatus int
 }
 
 type operationKey struct{}
@@ -62,6 +67,12 @@ func (op *operation) answered(status int, contentType string) {
 	op.mu.Lock()
 	defer op.mu.Unlock()
 	op.status, op.contentType = status, mt
+}
+
+func (op *operation) resumed() (n, status int) {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return op.resumes, op.resumeStatus
 }
 
 func (op *operation) snapshot() (status int, contentType string, tooLarge bool, refused error) {
@@ -137,6 +148,13 @@ func (t *operationTransport) RoundTrip(req *http.Request) (*http.Response, error
 		}
 		return nil, err
 	}
+	resuming := op != nil && req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != ""
+	if resuming {
+		op.mu.Lock()
+		op.resumes++
+		op.resumeStatus = 0
+		op.mu.Unlock()
+	}
 	if op != nil && req.Method == http.MethodPost {
 		// The last answer explains a failure; an earlier leg's (such as
 		// the 400 a legacy server gives the discovery probe) must not.
@@ -158,6 +176,11 @@ func (t *operationTransport) RoundTrip(req *http.Request) (*http.Response, error
 	}
 	if op != nil && req.Method == http.MethodPost {
 		op.answered(resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if resuming {
+		op.mu.Lock()
+		op.resumeStatus = resp.StatusCode
+		op.mu.Unlock()
 	}
 	resp.Body = &cappedBody{rc: resp.Body, left: MaxAnswerBytes, op: op, cancel: cancel}
 	return resp, nil

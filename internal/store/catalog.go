@@ -61,10 +61,16 @@ type table struct {
 type trigger struct{ name, sql string }
 
 // internalTable reports tables that are not t3agent's data: goose's
-// version table (each database keeps its own history) and SQLite's own.
+// version table (each database keeps its own history), SQLite's own, and
+// the site index (a cache of the site database whose FTS5 and tsvector
+// structures have no counterpart in the other dialect; a build makes it
+// again, see SiteIndex).
 func internalTable(name string) bool {
-	return name == versionTable || strings.HasPrefix(name, "sqlite_")
+	return name == versionTable || strings.HasPrefix(name, "sqlite_") || strings.HasPrefix(name, siteIndexPrefix)
 }
+
+// siteIndexPrefix begins the name of every table of the site index.
+const siteIndexPrefix = "site_index"
 
 // identPattern is what a catalog name must look like before it is put
 // into SQL; t3agent's migrations name nothing else.

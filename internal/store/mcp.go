@@ -235,6 +235,9 @@ func (s *sqlStore) DeleteMCPServer(ctx context.Context, identifier string) error
 		if _, err := tx.ExecContext(ctx, `DELETE FROM mcp_tools WHERE server = $1`, identifier); err != nil {
 			return fmt.Errorf("store: cannot delete the catalogue of MCP server %q: %w", identifier, err)
 		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM mcp_oauth WHERE server = $1`, identifier); err != nil {
+			return fmt.Errorf("store: cannot delete the OAuth record of MCP server %q: %w", identifier, err)
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM mcp_servers WHERE identifier = $1`, identifier)
 		if err != nil {
 			return fmt.Errorf("store: cannot delete MCP server %q: %w", identifier, err)

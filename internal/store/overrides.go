@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -170,14 +172,18 @@ func (s *sqlStore) ToolPolicy(ctx context.Context, settingKey string) (ToolPolic
 	}
 	// The setting rides along in the overrides' columns: its key as the
 	// name, its value as updated_by (both columns text, of the same
-	// collation as the overrides' own).
+	// collation as the overrides' own). Every gate decision outside a
+	// run's offer reads this, so it is kept cheap: no ORDER BY (SQLite
+	// sorted the union in a temporary sorter; the lists are sorted below,
+	// bytewise as the columns collate), and updated_at as an expression,
+	// which modernc hands over as text for timeScanner's fast path
+	// instead of trying time layouts on it (PostgreSQL keeps the type).
 	rows, err := s.r.QueryContext(ctx, `
-		SELECT 0, name, enabled, updated_at, updated_by FROM tool_overrides
+		SELECT 0, name, enabled, COALESCE(updated_at, updated_at), updated_by FROM tool_overrides
 		UNION ALL
 		SELECT 1, name, enabled, updated_at, updated_by FROM tool_group_overrides
 		UNION ALL
-		SELECT 2, key, true, updated_at, value FROM settings WHERE key = $1
-		ORDER BY 1, 2`, settingKey)
+		SELECT 2, key, true, updated_at, value FROM settings WHERE key = $1`, settingKey)
 	if err != nil {
 		return ToolPolicy{}, fmt.Errorf("store: cannot read the tool overrides: %w", err)
 	}
@@ -201,5 +207,7 @@ func (s *sqlStore) ToolPolicy(ctx context.Context, settingKey string) (ToolPolic
 	if err := rows.Err(); err != nil {
 		return ToolPolicy{}, fmt.Errorf("store: cannot read the tool overrides: %w", err)
 	}
+	slices.SortFunc(p.Tools, func(a, b ToolOverride) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(p.Groups, func(a, b ToolGroupOverride) int { return strings.Compare(a.Group, b.Group) })
 	return p, nil
 }

@@ -30,7 +30,9 @@ type Store interface {
 	Conversations
 	Credentials
 	MCPServerState
+	MCPOAuth
 	Stats
+	SiteIndex
 
 	// Ping reports whether the database answers; use it for readiness.
 	Ping(ctx context.Context) error

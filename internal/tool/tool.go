@@ -120,6 +120,43 @@ type Call struct {
 	RunID string
 	// CallID is the provider's id of this call.
 	CallID string
+	// Answer, when set, is a person's answer to the Question this call
+	// returned before: the call goes on from where it asked.
+	Answer *Answer
+}
+
+// Question is what a running tool asks a person before it can finish
+// (an MCP server's elicitation or input_required result). A Result that
+// carries one is an error result for every caller that does not suspend:
+// its Content says a person must answer.
+type Question struct {
+	// Message is the question, as the server put it (remote text).
+	Message string `json:"message"`
+	// Schema is the JSON Schema (type object) of the answer in form mode.
+	Schema json.RawMessage `json:"schema,omitempty"`
+	// URL, in URL mode, is the page the person opens instead of a form;
+	// the answer then only says whether they did.
+	URL string `json:"url,omitempty"`
+	// State is the tool's own continuation, opaque to everyone else; it
+	// is kept sealed with the waiting run and handed back in Answer.
+	State json.RawMessage `json:"state,omitempty"`
+}
+
+// Answer actions.
+const (
+	AnswerAccept  = "accept"
+	AnswerDecline = "decline"
+	AnswerCancel  = "cancel"
+)
+
+// Answer is a person's answer to a Question.
+type Answer struct {
+	// Action is AnswerAccept, AnswerDecline or AnswerCancel.
+	Action string
+	// Content is the accepted form's values (nil otherwise).
+	Content map[string]any
+	// State is Question.State, handed back.
+	State json.RawMessage
 }
 
 // Tool is a callable tool. Implementations must be safe for concurrent use.
@@ -145,6 +182,9 @@ type Result struct {
 	Content   string     `json:"content"`
 	IsError   bool       `json:"isError"`
 	Artifacts []Artifact `json:"artifacts,omitempty"`
+	// Question, when set, stops the call until a person answers it; the
+	// call is then made again with Call.Answer.
+	Question *Question `json:"-"`
 }
 
 // Text returns a successful result.

@@ -45,6 +45,44 @@ func (a *PageAccess) page(ctx context.Context, uid int64) (*Page, error) {
 	return p, nil
 }
 
+// Preload loads the pages uids with all they depend on (rootlines, the
+// pages translations and versions stand for) in one statement, so the
+// checks that follow ask the database nothing more: a tool checking the
+// rows of one batch costs one statement, not one per page. Pages already
+// memoised are not asked for again.
+func (a *PageAccess) Preload(ctx context.Context, uids []int64) error {
+	a.mu.Lock()
+	var want []int64
+	for _, u := range uids {
+		if _, ok := a.pages[u]; !ok && u > 0 && !slices.Contains(want, u) {
+			want = append(want, u)
+		}
+	}
+	a.mu.Unlock()
+	if len(want) == 0 {
+		return nil
+	}
+	pages, err := a.site.loadPages(ctx, want)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var refs []int64
+	for _, p := range pages {
+		a.pages[p.UID] = p
+		refs = append(refs, p.PID, p.L10nParent, p.T3verOID)
+	}
+	// What was asked for or pointed to and did not come back is missing
+	// or deleted.
+	for _, u := range append(want, refs...) {
+		if _, ok := a.pages[u]; !ok && u > 0 {
+			a.pages[u] = nil
+		}
+	}
+	return nil
+}
+
 // Page returns a page that is not deleted, memoised; ErrPageNotFound
 // otherwise. It checks no permission.
 func (a *PageAccess) Page(ctx context.Context, uid int64) (*Page, error) {

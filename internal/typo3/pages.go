@@ -86,20 +86,7 @@ func (s *Site) loadPage(ctx context.Context, uid int64) (*Page, error) {
 		return nil, nil
 	}
 	db := s.DB
-	langField, parentField := "sys_language_uid", "l10n_parent"
-	if t := s.TCA.Table("pages"); t != nil {
-		if t.Ctrl.LanguageField != "" {
-			langField = t.Ctrl.LanguageField
-		}
-		if t.Ctrl.TransOrigPointerField != "" {
-			parentField = t.Ctrl.TransOrigPointerField
-		}
-	}
-	lang, err := db.QuoteIdent(langField)
-	if err != nil {
-		return nil, err
-	}
-	parent, err := db.QuoteIdent(parentField)
+	cols, err := s.pageColumns()
 	if err != nil {
 		return nil, err
 	}
@@ -108,27 +95,114 @@ func (s *Site) loadPage(ctx context.Context, uid int64) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := `SELECT ` + quoteList(db, "uid", "pid", "title", "doktype", "is_siteroot", "hidden", "nav_hide",
-		"starttime", "endtime", "editlock", "extendToSubpages", "perms_userid", "perms_groupid", "perms_user", "perms_group",
-		"perms_everybody") + `, ` + lang + `, ` + parent + `, ` + quoteList(db, "t3ver_oid", "t3ver_wsid", "t3ver_state") +
-		` FROM ` + db.MustQuote("pages") + ` WHERE ` + db.MustQuote("pages") + `.` + db.MustQuote("uid") + ` = ` + a.Add(uid) +
+	q := `SELECT ` + cols + ` FROM ` + db.MustQuote("pages") + ` WHERE ` + db.MustQuote("pages") + `.` + db.MustQuote("uid") + ` = ` + a.Add(uid) +
 		` AND ` + notDeleted
-	var p Page
-	var title sql.NullString
-	var siteRoot, hidden, navHide, editlock, extend int
-	err = db.SQL.QueryRowContext(ctx, q, a.Values()...).Scan(&p.UID, &p.PID, &title, &p.Doktype, &siteRoot, &hidden,
-		&navHide, &p.StartTime, &p.EndTime, &editlock, &extend, &p.PermsUserID, &p.PermsGroupID, &p.PermsUser, &p.PermsGroup,
-		&p.PermsEverybody, &p.SysLanguageUID, &p.L10nParent, &p.T3verOID, &p.T3verWSID, &p.T3verState)
+	p, err := scanPage(db.SQL.QueryRowContext(ctx, q, a.Values()...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read page %d: %w", uid, err)
 	}
+	return p, nil
+}
+
+// pageColumns is the SELECT list of a Page, qualified by the pages table.
+func (s *Site) pageColumns() (string, error) {
+	db := s.DB
+	langField, parentField := s.pageLanguageFields()
+	names := []string{"uid", "pid", "title", "doktype", "is_siteroot", "hidden", "nav_hide",
+		"starttime", "endtime", "editlock", "extendToSubpages", "perms_userid", "perms_groupid", "perms_user", "perms_group",
+		"perms_everybody", langField, parentField, "t3ver_oid", "t3ver_wsid", "t3ver_state"}
+	t := db.MustQuote("pages")
+	out := make([]string, len(names))
+	for i, n := range names {
+		q, err := db.QuoteIdent(n)
+		if err != nil {
+			return "", err
+		}
+		out[i] = t + "." + q
+	}
+	return strings.Join(out, ", "), nil
+}
+
+// pageLanguageFields are the TCA's languageField and transOrigPointerField
+// of pages, TYPO3's names when the TCA has none.
+func (s *Site) pageLanguageFields() (lang, parent string) {
+	lang, parent = "sys_language_uid", "l10n_parent"
+	if t := s.TCA.Table("pages"); t != nil {
+		if t.Ctrl.LanguageField != "" {
+			lang = t.Ctrl.LanguageField
+		}
+		if t.Ctrl.TransOrigPointerField != "" {
+			parent = t.Ctrl.TransOrigPointerField
+		}
+	}
+	return lang, parent
+}
+
+// scanPage reads one row of pageColumns.
+func scanPage(r interface{ Scan(...any) error }) (*Page, error) {
+	var p Page
+	var title sql.NullString
+	var siteRoot, hidden, navHide, editlock, extend int
+	err := r.Scan(&p.UID, &p.PID, &title, &p.Doktype, &siteRoot, &hidden,
+		&navHide, &p.StartTime, &p.EndTime, &editlock, &extend, &p.PermsUserID, &p.PermsGroupID, &p.PermsUser, &p.PermsGroup,
+		&p.PermsEverybody, &p.SysLanguageUID, &p.L10nParent, &p.T3verOID, &p.T3verWSID, &p.T3verState)
+	if err != nil {
+		return nil, err
+	}
 	p.Title = title.String
 	p.IsSiteRoot, p.Hidden, p.NavHide, p.Editlock = siteRoot != 0, hidden != 0, navHide != 0, editlock != 0
 	p.ExtendToSubpages = extend != 0
 	return &p, nil
+}
+
+// loadPages loads the pages uids and everything above them — their
+// rootlines, and the default-language and live pages their translations
+// and workspace versions point to — in one recursive statement. It
+// returns the pages that are not deleted; the walk follows deleted pages
+// too (the callers stop at them, as with loadPage).
+func (s *Site) loadPages(ctx context.Context, uids []int64) ([]*Page, error) {
+	if len(uids) == 0 {
+		return nil, nil
+	}
+	db := s.DB
+	cols, err := s.pageColumns()
+	if err != nil {
+		return nil, err
+	}
+	_, parentField := s.pageLanguageFields()
+	q := func(n string) string { return db.MustQuote(n) }
+	parent, err := db.QuoteIdent(parentField)
+	if err != nil {
+		return nil, err
+	}
+	a := db.NewArgs()
+	next := "CASE k.n WHEN 1 THEN pg." + q("pid") + " WHEN 2 THEN pg." + parent + " ELSE pg." + q("t3ver_oid") + " END"
+	cte := "WITH RECURSIVE up(id) AS (SELECT " + q("uid") + " FROM " + q("pages") + " WHERE " + q("uid") + " IN (" + a.AddInts(uids) + ")" +
+		" UNION SELECT " + next + " FROM " + q("pages") + " pg JOIN up ON pg." + q("uid") + " = up.id" +
+		" CROSS JOIN (SELECT 1 AS n UNION ALL SELECT 2 UNION ALL SELECT 3) k WHERE " + next + " > 0)"
+	notDeleted, err := s.Restrict(a, "pages", "", RestrictDeleted)
+	if err != nil {
+		return nil, err
+	}
+	stmt := cte + " SELECT " + cols + " FROM " + q("pages") + " WHERE " + q("pages") + "." + q("uid") +
+		" IN (SELECT id FROM up) AND " + notDeleted
+	rows, err := db.SQL.QueryContext(ctx, stmt, a.Values()...)
+	if err != nil {
+		return nil, fmt.Errorf("read pages: %w", err)
+	}
+	defer rows.Close()
+	var out []*Page
+	for rows.Next() {
+		p, err := scanPage(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read pages: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
 }
 
 // Enabled reports whether the page passes the enable-field restrictions

@@ -66,6 +66,10 @@ type pendingJSON struct {
 	Previews    []agent.CallPreview `json:"previews"`
 	InputTool   string              `json:"inputTool,omitempty"`
 	InputSchema json.RawMessage     `json:"inputSchema,omitempty"`
+	// InputMessage and InputURL are the question an MCP server asked
+	// while the call ran, and in URL mode the page the person opens.
+	InputMessage string `json:"inputMessage,omitempty"`
+	InputURL     string `json:"inputUrl,omitempty"`
 	// Unreadable: the saved turn does not open; the run can only be cancelled.
 	Unreadable bool `json:"unreadable,omitempty"`
 	// MayApprove and MayDeny say what the reader may decide on an
@@ -84,7 +88,7 @@ func pendingOf(it agent.InboxItem) *pendingJSON {
 		return nil
 	}
 	p := &pendingJSON{RunID: it.Run.ID, Digest: it.Digest, Calls: make([]callJSON, len(it.Calls)),
-		Previews: it.Previews, InputTool: it.Input, InputSchema: it.Schema, Unreadable: it.Unreadable,
+		Previews: it.Previews, InputTool: it.Input, InputSchema: it.Schema, InputMessage: it.Message, InputURL: it.URL, Unreadable: it.Unreadable,
 		MayApprove: it.Rights.MayApprove, MayDeny: it.Rights.MayDeny}
 	if it.Rights.Reason != "" && !it.Rights.MayApprove && it.Input == "" {
 		p.DecideReason = "decisionRefused"
@@ -244,6 +248,9 @@ type decideBody struct {
 type inputBody struct {
 	Digest string          `json:"digest"`
 	Data   json.RawMessage `json:"data"`
+	// Action is accept (the default), decline or cancel; data is read
+	// only to accept.
+	Action string `json:"action"`
 }
 
 // runDecide approves or denies a waiting run. The turn runs in the
@@ -284,12 +291,19 @@ func (s *Server) runInput(w http.ResponseWriter, r *http.Request, c *caller) {
 		s.fail(w, r, err)
 		return
 	}
-	if !isObject(body.Data) {
-		s.fail(w, r, badRequest("The field data must be a JSON object."))
+	switch body.Action {
+	case "", "accept":
+		if !isObject(body.Data) {
+			s.fail(w, r, badRequest("The field data must be a JSON object."))
+			return
+		}
+	case "decline", "cancel":
+	default:
+		s.fail(w, r, badRequest("The field action must be accept, decline or cancel."))
 		return
 	}
 	res, err := s.api.Runtime.SubmitInput(context.WithoutCancel(r.Context()), agent.SubmitInputParams{
-		RunID: id, Submitter: c.user, Access: c.access, Data: body.Data, Digest: body.Digest,
+		RunID: id, Submitter: c.user, Access: c.access, Data: body.Data, Digest: body.Digest, Action: body.Action,
 	})
 	if err != nil {
 		s.fail(w, r, runErr(err))

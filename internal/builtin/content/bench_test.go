@@ -22,6 +22,8 @@ import (
 	"github.com/t3agent/t3agent/internal/demo"
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/readpolicy"
+	"github.com/t3agent/t3agent/internal/siteindex"
+	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
 	"github.com/t3agent/t3agent/internal/typo3/tca"
@@ -341,3 +343,77 @@ func BenchmarkGetPageContent(b *testing.B)   { benchTool(b, "get_page_content", 
 func BenchmarkRawGetPageContent(b *testing.B) {
 	benchRaw(b, "get_page_content", pageCases())
 }
+
+// benchIndexed is benchTool with search_records over a site index in a
+// SQLite store (the site on SQLite) or a PostgreSQL store (the site on
+// MariaDB); the build's duration is reported once as build-s.
+func benchIndexed(b *testing.B, cases []benchCase) {
+	for _, d := range benchDialects() {
+		b.Run(string(d), func(b *testing.B) {
+			e := newBenchEnv(b, d)
+			storeDSN := "sqlite:" + filepath.Join(b.TempDir(), "t3agent.db")
+			if d == typo3.DialectMySQL {
+				storeDSN = dbtest.Postgres(b)
+			}
+			st, err := store.Open(context.Background(), storeDSN, store.OpenParams{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = st.Close() })
+			tc := tca.Bundled()
+			policy := readpolicy.New(tc)
+			ix, err := siteindex.New(siteindex.Params{Store: st, Site: e.site, Policy: policy, MaxAge: time.Hour})
+			if err != nil {
+				b.Fatal(err)
+			}
+			res, err := ix.Build(context.Background(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("index build: %d documents in %s", res.Docs, res.Duration)
+			g, _ := newGate(b, content.ToolsWith(content.ToolsParams{Site: e.site, Policy: policy, Index: ix}))
+			e.gate = g
+			for _, c := range cases {
+				b.Run(c.name, func(b *testing.B) {
+					e.invoke(b, c.user, "search_records", c.args)
+					var times []time.Duration
+					for b.Loop() {
+						start := time.Now()
+						e.invoke(b, c.user, "search_records", c.args)
+						times = append(times, time.Since(start))
+					}
+					reportP50(b, times)
+				})
+			}
+			b.Run("sync1000", func(b *testing.B) {
+				rw, err := typo3.Open(context.Background(), e.dsn, typo3.OpenParams{Writable: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer rw.Close()
+				var times []time.Duration
+				stamp := int64(1900000000)
+				for b.Loop() {
+					stamp++
+					a := rw.NewArgs()
+					q := "UPDATE tt_content SET tstamp = " + a.Add(stamp) + " WHERE uid <= 1000"
+					if _, err := rw.SQL.ExecContext(context.Background(), q, a.Values()...); err != nil {
+						b.Fatal(err)
+					}
+					start := time.Now()
+					r, err := ix.Sync(context.Background())
+					if err != nil {
+						b.Fatal(err)
+					}
+					times = append(times, time.Since(start))
+					if r.Changed < 1000 {
+						b.Fatalf("sync read %d rows", r.Changed)
+					}
+				}
+				reportP50(b, times)
+			})
+		})
+	}
+}
+
+func BenchmarkSearchRecordsIndexed(b *testing.B) { benchIndexed(b, searchCases()) }

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/t3agent/t3agent/internal/readpolicy"
+	"github.com/t3agent/t3agent/internal/siteindex"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
 )
@@ -25,9 +26,23 @@ import (
 // Tools returns the content tools reading site under policy, which must
 // decide on the same TCA as site (readpolicy.New(site.TCA)).
 func Tools(site *typo3.Site, policy *readpolicy.Policy) []tool.Tool {
-	b := base{site: site, policy: policy}
+	return ToolsWith(ToolsParams{Site: site, Policy: policy})
+}
+
+// ToolsParams configure ToolsWith.
+type ToolsParams struct {
+	Site   *typo3.Site        // required
+	Policy *readpolicy.Policy // required, on the same TCA as Site
+	// Index, when set, is search_records' candidate source while it is
+	// fresh (see siteindex.Index.Snapshot); results stay those of a scan.
+	Index *siteindex.Index
+}
+
+// ToolsWith returns the content tools of p.
+func ToolsWith(p ToolsParams) []tool.Tool {
+	b := base{site: p.Site, policy: p.Policy}
 	return []tool.Tool{
-		&searchRecords{b},
+		&searchRecords{base: b, index: p.Index},
 		&getPageContent{b},
 		&readRecords{b},
 		&getRecordHistory{b},

@@ -264,7 +264,7 @@ func (t *getRecordHistory) usernames(ctx context.Context, entries []historyEntry
 		return nil, err
 	}
 	for _, r := range rows {
-		names[r[0].int()] = collapse(r[1].s)
+		names[r[0].int()] = readpolicy.Collapse(r[1].s)
 	}
 	return names, nil
 }
@@ -403,7 +403,7 @@ func (t *getRecordHistory) line(table string, e historyEntry, field string, name
 		}
 		val := func(s string) string {
 			if col := tc.Column(c.field); col != nil && col.Config.Type == "flex" {
-				s = flexText(s)
+				s = readpolicy.FlexText(s)
 			}
 			return "'" + clip(s, historyValueRunes) + "'"
 		}

@@ -87,7 +87,7 @@ func (t *getPageContent) Execute(ctx context.Context, call tool.Call, args map[s
 		return tool.Result{}, fmt.Errorf("get_page_content content of %d: %w", uid, err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Page [%d] %s (doktype %d, %s)%s\n", uid, orNone(cut(stripTags(page.title), 200), "[no title]"),
+	fmt.Fprintf(&b, "Page [%d] %s (doktype %d, %s)%s\n", uid, orNone(cut(readpolicy.StripTags(page.title), 200), "[no title]"),
 		page.doktype, orNone(page.slug, "no slug"), t.marks(page.vis))
 	var shown []element
 	for _, e := range elems {
@@ -109,8 +109,8 @@ func (t *getPageContent) Execute(ctx context.Context, call tool.Call, args map[s
 	}
 	for _, e := range shown {
 		fmt.Fprintf(&b, "[%d] colPos=%d %s · %s%s\n", e.uid, e.colPos, orNone(e.ctype, "?"),
-			orNone(cut(stripTags(e.header), 200), "[no header]"), t.marks(e.vis))
-		if x := cut(stripTags(e.body), pageExcerpt); x != "" {
+			orNone(cut(readpolicy.StripTags(e.header), 200), "[no header]"), t.marks(e.vis))
+		if x := cut(readpolicy.StripTags(e.body), pageExcerpt); x != "" {
 			b.WriteString("    " + x + "\n")
 		}
 	}

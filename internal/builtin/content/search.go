@@ -9,7 +9,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/t3agent/t3agent/internal/readpolicy"
+	"github.com/t3agent/t3agent/internal/siteindex"
 	"github.com/t3agent/t3agent/internal/tool"
+	"github.com/t3agent/t3agent/internal/typo3"
 )
 
 const (
@@ -23,7 +25,10 @@ const (
 	searchScanCap = 500
 )
 
-type searchRecords struct{ base }
+type searchRecords struct {
+	base
+	index *siteindex.Index // nil: always scan
+}
 
 func (t *searchRecords) Spec() tool.Spec {
 	return spec("search_records",
@@ -82,6 +87,10 @@ func (t *searchRecords) Execute(ctx context.Context, call tool.Call, args map[st
 	}
 
 	filter := readpolicy.NewRowFilter(t.site, t.policy, user)
+	idx, err := t.indexFor(ctx, q)
+	if err != nil {
+		return tool.Result{}, err
+	}
 	var lines []string
 	hits := 0
 	for _, name := range tables {
@@ -95,7 +104,7 @@ func (t *searchRecords) Execute(ctx context.Context, call tool.Call, args map[st
 		if plan == nil {
 			continue
 		}
-		found, err := t.searchTable(ctx, filter, plan, q, int(limit)-hits)
+		found, err := t.searchTable(ctx, filter, plan, q, int(limit)-hits, idx)
 		if err != nil {
 			return tool.Result{}, err
 		}
@@ -143,12 +152,54 @@ func (t *searchRecords) plan(ctx context.Context, table string) (*searchPlan, er
 	return p, nil
 }
 
+// searchIndex is the site index as one search_records call uses it.
+type searchIndex struct {
+	snap  *siteindex.Snapshot
+	match *siteindex.Match
+}
+
+// indexFor returns the index for query q, or nil when there is none, it
+// is stale, or it cannot narrow q: then every table is scanned.
+func (t *searchRecords) indexFor(ctx context.Context, q string) (*searchIndex, error) {
+	if t.index == nil {
+		return nil, nil
+	}
+	snap, err := t.index.Snapshot(ctx)
+	if err != nil || snap == nil {
+		return nil, err
+	}
+	m, ok := snap.Substring(q)
+	if !ok {
+		return nil, nil
+	}
+	return &searchIndex{snap: snap, match: m}, nil
+}
+
+// searchCandidates is how many index candidates one round trip reads.
+const searchCandidates = 200
+
 // searchTable returns up to budget hits of one table, each as its output
 // lines. Matching rows are read in uid order in batches and passed through
 // the row filter; a FlexForm column counts as a match only when its
 // readable fields (credential-like fields left out) contain the query, so
 // a search can never confirm a secret stored in a plugin setting.
-func (t *searchRecords) searchTable(ctx context.Context, filter *readpolicy.RowFilter, p *searchPlan, q string, budget int) ([][]string, error) {
+//
+// With the site index (idx not nil and covering the table) the rows read
+// are the same, in the same order, but the statement only looks at the
+// index's candidates and at the rows changed since the last sync (a
+// tstamp at or after the table's mark, or a uid above it): the index is
+// a superset of the rows whose indexed text matches, and the live
+// statement decides.
+func (t *searchRecords) searchTable(ctx context.Context, filter *readpolicy.RowFilter, p *searchPlan, q string, budget int, idx *searchIndex) ([][]string, error) {
+	var mark siteindex.TableMark
+	indexed := false
+	if idx != nil {
+		var err error
+		mark, indexed, err = idx.snap.Table(ctx, p.table)
+		if err != nil {
+			return nil, err
+		}
+	}
 	var out [][]string
 	var after int64
 	scanned := 0
@@ -158,9 +209,12 @@ func (t *searchRecords) searchTable(ctx context.Context, filter *readpolicy.RowF
 			// The filter may drop rows; read a little more per round trip.
 			batch = max(batch, 20)
 		}
-		rows, err := t.queryBatch(ctx, p, q, after, batch)
+		rows, exhausted, err := t.nextBatch(ctx, p, q, after, batch, idx, indexed, mark)
 		if err != nil {
-			return nil, fmt.Errorf("search %s: %w", p.table, err)
+			return nil, err
+		}
+		if err := filter.Preload(ctx, p.table, rowKeys(p, rows)); err != nil {
+			return nil, err
 		}
 		for _, r := range rows {
 			scanned++
@@ -178,10 +232,10 @@ func (t *searchRecords) searchTable(ctx context.Context, filter *readpolicy.RowF
 			texts := make([]string, len(values))
 			for j, v := range values {
 				if p.flex[j] {
-					texts[j] = flexText(v.s)
+					texts[j] = readpolicy.FlexText(v.s)
 					hit = hit || containsFold(texts[j], q)
 				} else {
-					texts[j] = stripTags(v.s)
+					texts[j] = readpolicy.StripTags(v.s)
 				}
 			}
 			if !hit {
@@ -199,17 +253,96 @@ func (t *searchRecords) searchTable(ctx context.Context, filter *readpolicy.RowF
 				break
 			}
 		}
-		if len(rows) < batch {
+		if exhausted {
 			break
 		}
 	}
 	return out, nil
 }
 
+// nextBatch reads the next batch of matching rows after uid after: up to
+// n rows, exhausted when fewer exist. With the index it reads the same
+// rows a scan would, in rounds over the candidates, so the batches (and
+// with them where the scan cap falls) are the same.
+func (t *searchRecords) nextBatch(ctx context.Context, p *searchPlan, q string, after int64, n int, idx *searchIndex,
+	indexed bool, mark siteindex.TableMark) ([][]cell, bool, error) {
+	if !indexed {
+		rows, err := t.queryBatch(ctx, p, q, after, n, nil)
+		if err != nil {
+			return nil, false, fmt.Errorf("search %s: %w", p.table, err)
+		}
+		return rows, len(rows) < n, nil
+	}
+	var rows [][]cell
+	for len(rows) < n {
+		cands, err := idx.snap.Candidates(ctx, p.table, idx.match, after, searchCandidates)
+		if err != nil {
+			return nil, false, fmt.Errorf("search %s in the site index: %w", p.table, err)
+		}
+		more := len(cands) == searchCandidates
+		need := n - len(rows)
+		got, err := t.queryBatch(ctx, p, q, after, need, func(a *typo3.Args) (string, error) {
+			return freshOrCandidate(a, p.table, mark, cands, more)
+		})
+		if err != nil {
+			return nil, false, fmt.Errorf("search %s: %w", p.table, err)
+		}
+		rows = append(rows, got...)
+		if len(got) == need {
+			break
+		}
+		if !more {
+			return rows, true, nil
+		}
+		// Every matching row up to the last candidate has been read.
+		after = cands[len(cands)-1]
+	}
+	return rows, false, nil
+}
+
+// freshOrCandidate is the condition of an indexed search: the row was
+// changed since the last sync, or it is a candidate. When more
+// candidates follow, rows are read only up to the last of these, so none
+// is skipped.
+func freshOrCandidate(a *typo3.Args, table string, mark siteindex.TableMark, cands []int64, more bool) (string, error) {
+	uid, err := qcol(a, table, "uid")
+	if err != nil {
+		return "", err
+	}
+	ts, err := qcol(a, table, mark.TstampColumn)
+	if err != nil {
+		return "", err
+	}
+	cond := ts + " >= " + a.Add(mark.Tstamp) + " OR " + uid + " > " + a.Add(mark.UID)
+	if len(cands) > 0 {
+		cond += " OR " + uid + " IN (" + a.AddInts(cands) + ")"
+	}
+	cond = "(" + cond + ")"
+	if more {
+		cond += " AND " + uid + " <= " + a.Add(cands[len(cands)-1])
+	}
+	return cond, nil
+}
+
+// rowKeys are the pages the rows of one batch hang on (for pages the row
+// itself), for the row filter to load at once.
+func rowKeys(p *searchPlan, rows [][]cell) []int64 {
+	out := make([]int64, 0, len(rows))
+	for _, r := range rows {
+		if p.table == "pages" {
+			out = append(out, r[0].int())
+		} else {
+			out = append(out, r[1].int())
+		}
+	}
+	return out
+}
+
 // queryBatch selects uid, pid, a flag telling whether a plain (non-flex)
 // column matched, the language, the labels and the searchable columns of
 // up to n matching rows with uid > after.
-func (t *searchRecords) queryBatch(ctx context.Context, p *searchPlan, q string, after int64, n int) ([][]cell, error) {
+func (t *searchRecords) queryBatch(ctx context.Context, p *searchPlan, q string, after int64, n int,
+	extra func(a *typo3.Args) (string, error)) ([][]cell, error) {
 	db := t.site.DB
 	a := db.NewArgs()
 	pattern := likeContains(q)
@@ -257,6 +390,16 @@ func (t *searchRecords) queryBatch(ctx context.Context, p *searchPlan, q string,
 		return nil, err
 	}
 	sel += ", " + s
+	// The index's condition comes first: it is cheap and narrows most,
+	// and its placeholders follow the SELECT list's in text order.
+	where := ""
+	if extra != nil {
+		cond, err := extra(a)
+		if err != nil {
+			return nil, err
+		}
+		where = cond + " AND "
+	}
 	restrict, err := t.site.Restrict(a, p.table, "", readpolicy.RecordRestrictions)
 	if err != nil {
 		return nil, err
@@ -272,7 +415,7 @@ func (t *searchRecords) queryBatch(ctx context.Context, p *searchPlan, q string,
 	if err != nil {
 		return nil, err
 	}
-	stmt := "SELECT " + sel + " FROM " + from + " WHERE " + restrict +
+	stmt := "SELECT " + sel + " FROM " + from + " WHERE " + where + restrict +
 		" AND (" + strings.Join(all, " OR ") + ") AND " + uidCol + " > " + a.Add(after) +
 		" ORDER BY " + uidCol + " LIMIT " + strconv.Itoa(n)
 	return query(ctx, db, stmt, a.Values())
@@ -301,7 +444,7 @@ func (p *searchPlan) render(uid, pid int64, labels []cell, texts []string, q str
 func recordLabel(labels []cell, force bool) string {
 	var parts []string
 	for _, c := range labels {
-		v := stripTags(c.s)
+		v := readpolicy.StripTags(c.s)
 		if v == "" {
 			continue
 		}

@@ -1,12 +1,7 @@
 package content
 
 import (
-	"encoding/xml"
-	"errors"
-	"html"
-	"io"
 	"slices"
-	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -15,12 +10,7 @@ import (
 	"github.com/t3agent/t3agent/internal/typo3/tca"
 )
 
-// collapse turns every run of whitespace into one space and trims.
-func collapse(s string) string {
-	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
-}
-
-// clip is cut(collapse(s), n) without reading more of s than it needs:
+// clip is cut(readpolicy.Collapse(s), n) without reading more of s than it needs:
 // a 300-character cell of a long body text costs 300 characters.
 func clip(s string, n int) string {
 	buf := make([]rune, 0, n+1)
@@ -43,29 +33,6 @@ func clip(s string, n int) string {
 		return string(buf[:n-1]) + "…"
 	}
 	return string(buf)
-}
-
-// stripTags removes markup (tags become spaces, entities are decoded) and
-// collapses whitespace, so rich text reads as a sentence.
-func stripTags(s string) string {
-	if !strings.ContainsAny(s, "<&") {
-		return collapse(s)
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	inTag := false
-	for _, r := range s {
-		switch {
-		case r == '<':
-			inTag = true
-			b.WriteByte(' ')
-		case r == '>' && inTag:
-			inTag = false
-		case !inTag:
-			b.WriteRune(r)
-		}
-	}
-	return collapse(html.UnescapeString(b.String()))
 }
 
 // cut shortens s to at most n runes, marking the cut with "…".
@@ -122,87 +89,6 @@ func containsFold(hay, needle string) bool {
 	return indexFold([]rune(hay), []rune(needle)) >= 0
 }
 
-// flexText renders a FlexForm value (T3FlexForms XML) as "field: value"
-// pairs joined by "; ", leaving out every field whose name, or any dotted
-// part of it, looks like a credential: a plugin setting called apiKey or
-// settings.token must not reach the model through the XML that holds it.
-// XML that does not parse is withheld entirely.
-func flexText(raw string) string {
-	if strings.TrimSpace(raw) == "" {
-		return ""
-	}
-	dec := xml.NewDecoder(strings.NewReader(raw))
-	dec.Strict = false
-	var (
-		fields  []string // field index attributes on the path
-		inValue bool
-		value   strings.Builder
-		out     []string
-	)
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return "[FlexForm value not readable]"
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			switch t.Name.Local {
-			case "field":
-				fields = append(fields, attr(t, "index"))
-			case "value":
-				inValue = true
-				value.Reset()
-			}
-		case xml.CharData:
-			if inValue {
-				value.Write(t)
-			}
-		case xml.EndElement:
-			switch t.Name.Local {
-			case "field":
-				if len(fields) > 0 {
-					fields = fields[:len(fields)-1]
-				}
-			case "value":
-				inValue = false
-				v := stripTags(value.String())
-				if v != "" && len(fields) > 0 && !credentialPath(fields) {
-					out = append(out, fields[len(fields)-1]+": "+v)
-				}
-			}
-		}
-	}
-	return strings.Join(out, "; ")
-}
-
-func attr(e xml.StartElement, name string) string {
-	for _, a := range e.Attr {
-		if a.Name.Local == name {
-			return a.Value
-		}
-	}
-	return ""
-}
-
-// credentialPath reports whether any field on the path, or any dotted
-// part of one, is credential-like.
-func credentialPath(fields []string) bool {
-	for _, f := range fields {
-		if readpolicy.IsCredentialColumn(f) {
-			return true
-		}
-		for part := range strings.SplitSeq(f, ".") {
-			if readpolicy.IsCredentialColumn(part) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // utcMinute prints a Unix time as the tools do: UTC to the minute.
 func utcMinute(sec int64) string {
 	return time.Unix(sec, 0).UTC().Format("2006-01-02 15:04")
@@ -221,7 +107,7 @@ func displayValue(col *tca.Column, c cell) string {
 	case c.null:
 		return "NULL"
 	case col != nil && col.Config.Type == "flex":
-		return cut(flexText(c.s), readValueRunes)
+		return cut(readpolicy.FlexText(c.s), readValueRunes)
 	}
 	return clip(c.s, readValueRunes)
 }

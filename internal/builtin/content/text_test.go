@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/t3agent/t3agent/internal/readpolicy"
 )
 
 func TestClipMatchesCutOfCollapse(t *testing.T) {
@@ -12,7 +14,7 @@ func TestClipMatchesCutOfCollapse(t *testing.T) {
 		strings.Repeat("x", 300), strings.Repeat("x", 301), strings.Repeat("x", 299) + " y", strings.Repeat("é", 400)}
 	for _, s := range inputs {
 		for _, n := range []int{1, 2, 5, 120, 300} {
-			if got, want := clip(s, n), cut(collapse(s), n); got != want {
+			if got, want := clip(s, n), cut(readpolicy.Collapse(s), n); got != want {
 				t.Errorf("clip(%.20q, %d) = %q, want %q", s, n, got, want)
 			}
 		}
@@ -28,7 +30,7 @@ func FuzzClip(f *testing.F) {
 		if n < 1 || n > 1000 || !utf8.ValidString(s) {
 			return
 		}
-		if got, want := clip(s, n), cut(collapse(s), n); got != want {
+		if got, want := clip(s, n), cut(readpolicy.Collapse(s), n); got != want {
 			t.Errorf("clip(%q, %d) = %q, want %q", s, n, got, want)
 		}
 	})
@@ -62,8 +64,8 @@ func TestStripTags(t *testing.T) {
 		"a &amp; b &lt;c&gt; &nbsp;d":             "a & b <c> d",
 		"no markup,   just   spaces":              "no markup, just spaces",
 	} {
-		if got := stripTags(in); got != want {
-			t.Errorf("stripTags(%q) = %q, want %q", in, got, want)
+		if got := readpolicy.StripTags(in); got != want {
+			t.Errorf("readpolicy.StripTags(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -80,7 +82,7 @@ func TestFlexText(t *testing.T) {
 <field index="label"><value index="vDEF">Item</value></field></el></field></el></field>
 <field index="settings.empty"><value index="vDEF"></value></field>
 </language></sheet></data></T3FlexForms>`
-	got := flexText(xml)
+	got := readpolicy.FlexText(xml)
 	if got != "settings.title: Hello & welcome; label: Item" {
 		t.Errorf("flexText = %q", got)
 	}
@@ -89,10 +91,10 @@ func TestFlexText(t *testing.T) {
 			t.Errorf("flexText shows %s", secret)
 		}
 	}
-	if got := flexText("<T3FlexForms><data><sheet>"); got != "[FlexForm value not readable]" {
+	if got := readpolicy.FlexText("<T3FlexForms><data><sheet>"); got != "[FlexForm value not readable]" {
 		t.Errorf("broken XML: %q", got)
 	}
-	if flexText("  ") != "" {
+	if readpolicy.FlexText("  ") != "" {
 		t.Error("an empty value should render empty")
 	}
 }

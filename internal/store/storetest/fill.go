@@ -50,6 +50,8 @@ func Fill(tb testing.TB, st store.Store, p FillParams) {
 	_, err = st.ApplyMCPImport(ctx, store.ApplyMCPImportParams{Identifier: "docs", Tools: []store.MCPToolImport{mcpTool("docs", "search"), mcpTool("docs", "write_page")}})
 	must("MCP import", err)
 	must("MCP contact", st.RecordMCPContact(ctx, store.RecordMCPContactParams{Identifier: "docs", Latency: 42 * time.Millisecond}))
+	_, err = st.PutMCPOAuth(ctx, mcpOAuthRecord("docs"))
+	must("MCP OAuth record", err)
 
 	// The agent configuration and its telemetry.
 	must("agent configuration", st.ApplyAgentConfig(ctx, sampleBatch()))

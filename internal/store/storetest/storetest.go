@@ -82,6 +82,7 @@ func Run(t *testing.T, newDSN NewDSN) {
 		{"MCP/ImportConflict", testMCPImportConflict},
 		{"MCP/ConcurrentImports", testMCPConcurrentImports},
 		{"MCP/Delete", testMCPDelete},
+		{"MCP/OAuth", testMCPOAuth},
 		{"MCP/ToolEffect", testMCPToolEffect},
 		{"MCP/Generation", testMCPGeneration},
 		{"MCP/GenerationConcurrent", testMCPGenerationConcurrent},

@@ -1,0 +1,51 @@
+package sitesearch_test
+
+import (
+	"os"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/t3agent/t3agent/internal/builtin/sitesearch"
+	"github.com/t3agent/t3agent/internal/demo"
+	"github.com/t3agent/t3agent/internal/demo/demotest"
+	"github.com/t3agent/t3agent/internal/typo3"
+	"github.com/t3agent/t3agent/internal/typo3/tca"
+)
+
+// BenchmarkSiteRAGQuery asks the demo questions of the ranking test on
+// the large demo (10 000 pages, 200 000 content elements), through the
+// gate, with ke_search and then indexed_search filled from the site's
+// pages, and reports the median call time (p50-ms). The demo is built
+// inside the benchmark, so the normal test run never builds it; on
+// MariaDB it needs T3AGENT_TEST_MYSQL_DSN.
+func BenchmarkSiteRAGQuery(b *testing.B) {
+	for _, d := range []typo3.Dialect{typo3.DialectSQLite, typo3.DialectMySQL} {
+		b.Run(string(d), func(b *testing.B) {
+			if d == typo3.DialectMySQL && os.Getenv("T3AGENT_TEST_MYSQL_DSN") == "" {
+				b.Skip("T3AGENT_TEST_MYSQL_DSN is not set")
+			}
+			s := demotest.NewWith(b, d, demo.InitParams{Pages: 10000, Content: 200000})
+			f := newFixture(b, d, s.DSN, s.Root, sitesearch.Params{}, tca.Bundled())
+			docs := f.siteDocs()
+			for _, backend := range []string{"ke_search", "indexed_search"} {
+				f.fill(backend, docs)
+				b.Run(backend, func(b *testing.B) {
+					times := make([]time.Duration, 0, b.N)
+					b.ResetTimer()
+					for i := range b.N {
+						q := demoQuestions[i%len(demoQuestions)]
+						start := time.Now()
+						res := f.call("site_rag_query", map[string]any{"question": q.text, "language": q.lang})
+						times = append(times, time.Since(start))
+						if res.IsError {
+							b.Fatal(res.Content)
+						}
+					}
+					sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+					b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+				})
+			}
+		})
+	}
+}
