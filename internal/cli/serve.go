@@ -259,6 +259,7 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 			Site: r.site, Credentials: r.store, Runtime: rt, Chat: chatSvc,
 			Gate: r.gate, Configs: cfgs, StreamPoll: cfg.Chat.StreamPoll, TrustedProxies: proxies,
 			Ops: webOps(r, rt, cfgs),
+			MCP: r.mcp, AgentConfig: cfgs,
 		},
 		MCP: a.mcpServerParams(r, rt, cfgs),
 		Collectors: []prometheus.Collector{
