@@ -207,6 +207,10 @@ type serveOptions struct {
 	// ready, when set, is called with the bound address once the server
 	// accepts connections.
 	ready func(addr string)
+	// extra, when set, starts what this process serves beside the web
+	// server (the demo's write server) once the runtime is open; its
+	// stop runs after the web server has stopped.
+	extra func(ctx context.Context, r *runtime) (stop func(), err error)
 }
 
 // serve runs the HTTP server with the API, a worker for queued runs and a
@@ -227,6 +231,13 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 	// Deferred after the store's Close, so it runs first; the workers'
 	// Stop, deferred later still, runs before it.
 	defer providers.Close()
+	if opts.extra != nil {
+		stopExtra, err := opts.extra(ctx, r)
+		if err != nil {
+			return err
+		}
+		defer stopExtra()
+	}
 	chatSvc, err := a.chatService(r, rt, cfgs)
 	if err != nil {
 		return err
@@ -247,6 +258,8 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 		API: &web.API{
 			Site: r.site, Credentials: r.store, Runtime: rt, Chat: chatSvc,
 			Gate: r.gate, Configs: cfgs, StreamPoll: cfg.Chat.StreamPoll, TrustedProxies: proxies,
+			Ops: webOps(r, rt, cfgs),
+			MCP: r.mcp, AgentConfig: cfgs,
 		},
 		MCP: a.mcpServerParams(r, rt, cfgs),
 		Collectors: []prometheus.Collector{
