@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
 	"github.com/t3agent/t3agent/internal/demo"
 	"github.com/t3agent/t3agent/internal/demowrite"
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/mcp"
+	"github.com/t3agent/t3agent/internal/mcpauth"
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/tool"
 )
@@ -21,9 +24,9 @@ const (
 )
 
 // startDemoWrites starts the demo's write server (package demowrite) on
-// its own loopback port, logs in to it as the demo's admin through its
-// OAuth flow, and registers it as the MCP server demo_writes: data class
-// editorContent, approval required, enabled, its tools imported and
+// its own loopback port, registers it as the MCP server demo_writes: data class
+// editorContent, approval required, enabled, logged in to through
+// t3agent's OAuth client as the demo's admin, its tools imported and
 // enabled. Only `t3agent demo` calls it, never serve. The returned stop
 // ends the server.
 func (a *app) startDemoWrites(ctx context.Context, r *runtime, res *demo.Result, addr string, out io.Writer) (func(), error) {
@@ -59,25 +62,36 @@ func (a *app) startDemoWrites(ctx context.Context, r *runtime, res *demo.Result,
 // later changes to the record (data class, approval, a disabled tool) are
 // kept; only the URL and the credential follow the server.
 func (a *app) registerDemoWrites(ctx context.Context, r *runtime, ws *demowrite.Server, password string) error {
-	tok, err := demowrite.Login(ctx, demowrite.LoginParams{URL: ws.URL(), Username: demoWritesAdmin, Password: password, ClientName: "t3agent demo"})
-	if err != nil {
-		return err
+	if r.mcpAuth == nil {
+		return errors.New("the demo write server needs t3agent's OAuth client, which needs the master key")
 	}
-	endpoint := ws.URL() + "/mcp"
-	bearer := mcp.AuthBearer
-	_, err = r.mcp.Server(ctx, demoWritesID)
+	endpoint, none, empty := ws.URL()+"/mcp", mcp.AuthNone, ""
+	_, err := r.mcp.Server(ctx, demoWritesID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		_, err = r.mcp.Add(ctx, mcp.AddParams{
 			Identifier: demoWritesID, Name: "Demo site writes",
 			Description: "The demo's write server: page metadata, hidden content drafts and file alternative texts of the demo site, each recorded in sys_history.",
-			URL:         endpoint, Auth: bearer, Credential: tok.Access, DataClass: tool.EditorContent, Enabled: true, By: demoWritesAdmin,
+			URL:         endpoint, DataClass: tool.EditorContent, Enabled: true, By: demoWritesAdmin,
 		})
 	case err == nil:
-		_, err = r.mcp.Update(ctx, mcp.UpdateParams{Identifier: demoWritesID, URL: &endpoint, Auth: &bearer, Credential: &tok.Access, By: demoWritesAdmin})
+		_, err = r.mcp.Update(ctx, mcp.UpdateParams{Identifier: demoWritesID, URL: &endpoint, Auth: &none, Credential: &empty, By: demoWritesAdmin})
 	}
 	if err != nil {
 		return fmt.Errorf("the demo write server cannot be registered: %w", err)
+	}
+	// The server has a new port, so a new issuer and resource: configure
+	// OAuth afresh and log in as the demo's admin, passing the consent
+	// page the way the person would (`t3agent mcp login` with a browser).
+	if err := r.mcpAuth.Configure(ctx, mcpauth.ConfigureParams{Server: demoWritesID, RedirectURL: demowrite.RedirectURL}); err != nil {
+		return fmt.Errorf("the demo write server's OAuth cannot be configured: %w", err)
+	}
+	if _, err := r.mcpAuth.Login(ctx, mcpauth.LoginParams{Server: demoWritesID, Fetch: demowrite.ConsentFetcher(demoWritesAdmin, password),
+		Connect: func(ctx context.Context, h auth.OAuthHandler) error {
+			_, err := r.mcp.Authorize(ctx, mcp.AuthorizeParams{Server: demoWritesID, Handler: h})
+			return err
+		}}); err != nil {
+		return fmt.Errorf("the demo cannot log in to its write server: %w", err)
 	}
 	if _, err := r.mcp.Import(ctx, mcp.ImportParams{Server: demoWritesID, Registry: r.registry}); err != nil {
 		return fmt.Errorf("the demo write server's tools cannot be imported: %w", err)

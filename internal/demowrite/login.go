@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
 	"github.com/t3agent/t3agent/internal/oauth"
 )
 
@@ -64,7 +66,7 @@ func Login(ctx context.Context, p LoginParams) (Token, error) {
 	base := strings.TrimSuffix(p.URL, "/")
 	// Never followed: Login reads the code from the redirect itself. Off
 	// the server's own origin, so the authorization server adds iss.
-	redirect := "http://127.0.0.1/t3agent-demo/callback"
+	redirect := RedirectURL
 	resource := p.Resource
 	if resource == "" {
 		resource = base + "/mcp"
@@ -94,22 +96,85 @@ func Login(ctx context.Context, p LoginParams) (Token, error) {
 		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
 		"resource": {resource}, "scope": {oauth.ScopeMCP},
 	}
-	resp, err = send(ctx, hc, http.MethodGet, base+"/authorize?"+q.Encode(), "", "")
+	bq, err := consent(ctx, hc, base, base+"/authorize?"+q.Encode(), p.Username, p.Password)
 	if err != nil {
-		return fail("authorization", err)
+		return Token{}, fmt.Errorf("the demo's login to its write server failed at %w", err)
 	}
-	consent, err := location(resp, http.StatusFound)
+	switch {
+	case bq.Get("state") != state:
+		return fail("the authorization response", errors.New("its state does not match"))
+	case bq.Get("iss") != base:
+		return fail("the authorization response", fmt.Errorf("its issuer %q is not %s", bq.Get("iss"), base))
+	}
+
+	resp, err = send(ctx, hc, http.MethodPost, base+"/oauth/token", formType, url.Values{
+		"grant_type": {"authorization_code"}, "code": {bq.Get("code")}, "redirect_uri": {redirect},
+		"code_verifier": {verifier}, "resource": {resource}, "client_id": {client.ClientID},
+	}.Encode())
+	var tok struct {
+		Access    string `json:"access_token"`
+		Refresh   string `json:"refresh_token"`
+		ExpiresIn int64  `json:"expires_in"`
+	}
+	if err == nil {
+		err = decode(resp, http.StatusOK, &tok)
+	}
+	if err == nil && tok.Access == "" {
+		err = errors.New("the answer carries no access token")
+	}
 	if err != nil {
-		return fail("authorization", err)
+		return fail("the code exchange", err)
 	}
-	id := consent.Query().Get("id")
+	return Token{ClientID: client.ClientID, Access: tok.Access, Refresh: tok.Refresh, ExpiresAt: time.Now().Add(time.Duration(tok.ExpiresIn) * time.Second)}, nil
+}
+
+// RedirectURL is the redirect URI of the demo's own logins. It is never
+// called: the code is read from the redirect itself. It is off the
+// server's origin, so the authorization server adds iss (RFC 9207).
+const RedirectURL = "http://127.0.0.1/t3agent-demo/callback"
+
+// ConsentFetcher answers the authorization URL of a client's login to
+// the write server (the authorization code fetcher of the Go SDK's OAuth
+// handler, which t3agent's MCP client uses) by passing the consent page
+// as username, the way the person's browser would. The demo uses it to
+// log t3agent in to its own write server. The redirect is read, not
+// followed.
+func ConsentFetcher(username, password string) auth.AuthorizationCodeFetcher {
+	hc := &http.Client{Timeout: loginStep, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return func(ctx context.Context, a *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		u, err := url.Parse(a.URL)
+		if err != nil || u.Host == "" {
+			return nil, errors.New("the authorization URL cannot be parsed")
+		}
+		q, err := consent(ctx, hc, u.Scheme+"://"+u.Host, a.URL, username, password)
+		if err != nil {
+			return nil, fmt.Errorf("the demo's consent failed at %w", err)
+		}
+		return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+	}
+}
+
+// consent passes the consent page for an authorization URL as username
+// and returns the query of the authorization response. Its errors start
+// with the step that failed.
+func consent(ctx context.Context, hc *http.Client, base, authURL, username, password string) (url.Values, error) {
+	fail := func(step string, err error) (url.Values, error) { return nil, fmt.Errorf("%s: %w", step, err) }
+	resp, err := send(ctx, hc, http.MethodGet, authURL, "", "")
+	if err != nil {
+		return fail("the authorization", err)
+	}
+	page, err := location(resp, http.StatusFound)
+	if err != nil {
+		return fail("the authorization", err)
+	}
+	id := page.Query().Get("id")
 	resp, err = send(ctx, hc, http.MethodPost, base+"/oauth/consent", formType,
-		url.Values{"id": {id}, "action": {"login"}, "username": {p.Username}, "password": {p.Password}}.Encode())
+		url.Values{"id": {id}, "action": {"login"}, "username": {username}, "password": {password}}.Encode())
 	if err != nil {
 		return fail("the consent login", err)
 	}
-	page, err := readBody(resp, http.StatusOK)
-	m := consentSecret.FindStringSubmatch(page)
+	body, err := readBody(resp, http.StatusOK)
+	m := consentSecret.FindStringSubmatch(body)
 	if err == nil && m == nil {
 		err = errors.New("the consent page did not accept the login")
 	}
@@ -132,37 +197,14 @@ func Login(ctx context.Context, p LoginParams) (Token, error) {
 	if err != nil {
 		return fail("the authorization response", err)
 	}
-	bq := back.Query()
-	switch {
-	case back.Scheme+"://"+back.Host+back.Path != redirect:
+	q := back.Query()
+	if back.Scheme+"://"+back.Host+back.Path != RedirectURL {
 		return fail("the authorization response", errors.New("it went to another redirect URI"))
-	case bq.Get("state") != state:
-		return fail("the authorization response", errors.New("its state does not match"))
-	case bq.Get("iss") != base:
-		return fail("the authorization response", fmt.Errorf("its issuer %q is not %s", bq.Get("iss"), base))
-	case bq.Get("code") == "":
-		return fail("the authorization response", fmt.Errorf("it carries no code (%s)", bq.Get("error")))
 	}
-
-	resp, err = send(ctx, hc, http.MethodPost, base+"/oauth/token", formType, url.Values{
-		"grant_type": {"authorization_code"}, "code": {bq.Get("code")}, "redirect_uri": {redirect},
-		"code_verifier": {verifier}, "resource": {resource}, "client_id": {client.ClientID},
-	}.Encode())
-	var tok struct {
-		Access    string `json:"access_token"`
-		Refresh   string `json:"refresh_token"`
-		ExpiresIn int64  `json:"expires_in"`
+	if q.Get("code") == "" {
+		return fail("the authorization response", fmt.Errorf("it carries no code (%s)", q.Get("error")))
 	}
-	if err == nil {
-		err = decode(resp, http.StatusOK, &tok)
-	}
-	if err == nil && tok.Access == "" {
-		err = errors.New("the answer carries no access token")
-	}
-	if err != nil {
-		return fail("the code exchange", err)
-	}
-	return Token{ClientID: client.ClientID, Access: tok.Access, Refresh: tok.Refresh, ExpiresAt: time.Now().Add(time.Duration(tok.ExpiresIn) * time.Second)}, nil
+	return q, nil
 }
 
 const formType = "application/x-www-form-urlencoded"

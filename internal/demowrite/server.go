@@ -24,11 +24,9 @@ import (
 // Defaults of Params.
 const (
 	DefaultAddr = "127.0.0.1:0"
-	// DefaultAccessTTL is long because, until t3agent's MCP client
-	// refreshes OAuth tokens itself, the demo hands its access token to
-	// the client as a static bearer credential; a new demo start logs in
-	// again.
-	DefaultAccessTTL = 12 * time.Hour
+	// DefaultAccessTTL is the authorization server's: t3agent's MCP
+	// client refreshes (with rotation) when a token runs out.
+	DefaultAccessTTL = oauth.DefaultAccessTTL
 	// maxRequestBody bounds one MCP request.
 	maxRequestBody = 256 << 10
 )
