@@ -23,6 +23,7 @@ var apiCodes = []string{
 	"unsupportedMediaType", "notFound", "methodNotAllowed", "runNotFound", "runAccessDenied",
 	"runFinished", "decisionRefused", "toolNotFound", "configurationNotFound", "chatUnavailable", "internal",
 	"adminRequired", "unavailable", "tokenNotFound", "tokenNameTaken", "grantNotFound", "queueUnavailable",
+	"toolGroupNotFound", "mcpServerNotFound", "mcpServerExists", "mcpFailed", "invalidConfiguration", "previewStale",
 }
 
 // germanMarks are words and letters only German text has; every German
