@@ -125,7 +125,7 @@ func newAPIFuzz(tb testing.TB) *apiFuzz {
 	f := chattest.New(tb, chattest.Options{AllowUnused: true})
 	srv := New(Params{Logger: f.Logger, API: &API{
 		Site: f.Site, Credentials: f.Store, Runtime: f.Runtime, Chat: f.Service,
-		Gate: f.Gate, Configs: f.Tasks, Now: f.Clock.Now,
+		Gate: f.Gate, Configs: f.Tasks, Now: f.Clock.Now, Ops: fixtureOps(f),
 	}})
 	z := &apiFuzz{h: hits.record(srv), routes: srv.apiRoutes(), token: "t3a_fuzz-secret-0123456789"}
 	if _, err := f.Store.CreateServiceToken(context.Background(), store.CreateServiceTokenParams{

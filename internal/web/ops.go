@@ -89,7 +89,7 @@ func requireAdmin(c *caller) error {
 
 // unavailable is the answer of a route whose service this server lacks.
 func unavailable(what string) error {
-	return apiErr(http.StatusServiceUnavailable, "unavailable", nil).with(what + " is not available on this server.")
+	return apiErr(http.StatusServiceUnavailable, "unavailable", nil).with(what + ": not available on this server.")
 }
 
 // with sets the public message.

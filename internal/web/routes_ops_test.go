@@ -20,14 +20,18 @@ import (
 func opsEnv(t *testing.T, rounds ...llmtest.Round) *apiEnv {
 	t.Helper()
 	f := chattest.New(t, chattest.Options{Rounds: rounds, AllowUnused: true})
-	return serve(t, f, func(a *API) {
-		a.Ops = &Ops{
-			Tokens:   servicetoken.New(servicetoken.Params{Store: f.Store, Users: f.Site, Now: f.Clock.Now}),
-			Settings: settings.New(f.Store),
-			Usage:    telemetry.New(telemetry.Params{Store: f.Store, Now: f.Clock.Now}),
-			Grants:   f.Store, Configs: f.Tasks, Starter: f.Runtime,
-		}
-	})
+	return serve(t, f, func(a *API) { a.Ops = fixtureOps(f) })
+}
+
+// fixtureOps are the Ops over the fixture's store, site, configurations
+// and runtime.
+func fixtureOps(f *chattest.Fixture) *Ops {
+	return &Ops{
+		Tokens:   servicetoken.New(servicetoken.Params{Store: f.Store, Users: f.Site, Now: f.Clock.Now}),
+		Settings: settings.New(f.Store),
+		Usage:    telemetry.New(telemetry.Params{Store: f.Store, Now: f.Clock.Now}),
+		Grants:   f.Store, Configs: f.Tasks, Starter: f.Runtime,
+	}
 }
 
 // TestUsageRoute: the ledger by one key with the budget bars, as JSON and

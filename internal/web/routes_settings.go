@@ -28,7 +28,7 @@ func (s *Server) settingsService(c *caller) (*settings.Service, error) {
 		return nil, err
 	}
 	if s.ops().Settings == nil {
-		return nil, unavailable("Settings are")
+		return nil, unavailable("Settings")
 	}
 	return s.ops().Settings, nil
 }

@@ -32,7 +32,7 @@ type startJSON struct {
 func (s *Server) runStart(w http.ResponseWriter, r *http.Request, c *caller) {
 	ops := s.ops()
 	if ops.Starter == nil || ops.Configs == nil {
-		s.fail(w, r, unavailable("Starting runs is"))
+		s.fail(w, r, unavailable("Starting runs"))
 		return
 	}
 	var body startJSON

@@ -47,7 +47,7 @@ func (s *Server) tokenService(c *caller) (*servicetoken.Service, error) {
 		return nil, err
 	}
 	if s.ops().Tokens == nil {
-		return nil, unavailable("Service tokens are")
+		return nil, unavailable("Service tokens")
 	}
 	return s.ops().Tokens, nil
 }
@@ -163,7 +163,7 @@ func grantOf(g store.OAuthGrant) grantJSON {
 func (s *Server) grantsList(w http.ResponseWriter, r *http.Request, c *caller) {
 	gs := s.ops().Grants
 	if gs == nil {
-		s.fail(w, r, unavailable("OAuth grants are"))
+		s.fail(w, r, unavailable("OAuth grants"))
 		return
 	}
 	p := store.ListOAuthGrantsParams{Username: c.user.Username}
@@ -188,7 +188,7 @@ func (s *Server) grantsList(w http.ResponseWriter, r *http.Request, c *caller) {
 func (s *Server) grantRevoke(w http.ResponseWriter, r *http.Request, c *caller) {
 	gs := s.ops().Grants
 	if gs == nil {
-		s.fail(w, r, unavailable("OAuth grants are"))
+		s.fail(w, r, unavailable("OAuth grants"))
 		return
 	}
 	id := r.PathValue("id")
