@@ -60,7 +60,7 @@ func (s *Service) Authorize(ctx context.Context, p AuthorizeParams) (PingResult,
 		return PingResult{}, s.fail(ctx, "login", t, op, budget, err)
 	}
 	s.pool.retire(p.Server)
-	return pingResult(t, cs, time.Since(start)), nil
+	return pingResult(t, cs.ClientSession, time.Since(start)), nil
 }
 
 // NewHTTPClient returns a client for OAuth requests on behalf of MCP

@@ -407,7 +407,7 @@ func (s *Service) ping(ctx context.Context, t target) (PingResult, error) {
 	}
 	latency := time.Since(start)
 	defer cs.Close()
-	return pingResult(t, cs, latency), nil
+	return pingResult(t, cs.ClientSession, latency), nil
 }
 
 // pingResult is what the handshake of cs told about the server.
