@@ -288,6 +288,7 @@ func TestUnsupportedServerRequests(t *testing.T) {
 	if !refused(got["sampling"], "sampling") || !refused(got["roots"], "roots") {
 		t.Errorf("refusals = %q", got)
 	}
+	//lint:ignore SA1019 that sampling and roots are not declared is what is tested
 	if caps == nil || caps.Elicitation == nil || caps.Elicitation.Form == nil || caps.Elicitation.URL == nil || caps.Sampling != nil || caps.RootsV2 != nil {
 		b, _ := json.Marshal(caps)
 		t.Errorf("declared capabilities = %s", b)
@@ -315,7 +316,7 @@ func TestUnsupportedInputRequest(t *testing.T) {
 		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			//lint:ignore SA1019 the refusal of deprecated sampling is what is tested
 			return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"s": &sdk.CreateMessageParams{MaxTokens: 5,
-				Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}}}}, nil
+				Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}}}}, nil //lint:ignore SA1019 as above
 		})
 	f := newFixture(t)
 	g := f.gated(t)
