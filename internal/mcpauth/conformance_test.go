@@ -93,6 +93,7 @@ func TestConformanceClient(t *testing.T) {
 	}
 	for _, sc := range conformanceScenarios {
 		t.Run(strings.ReplaceAll(sc, "/", "_"), func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, "node", cli, "client", "--command", self, "--scenario", sc, "-o", t.TempDir(), "--timeout", "60000")
@@ -129,7 +130,7 @@ func conformanceClient() int {
 }
 
 func runConformance(serverURL, scenario string, conf map[string]any) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	dir, err := os.MkdirTemp("", "t3agent-conformance-")
 	if err != nil {
@@ -159,7 +160,7 @@ func runConformance(serverURL, scenario string, conf map[string]any) error {
 	if err != nil {
 		return err
 	}
-	svc, err := mcp.New(mcp.Params{Store: st, Keyring: keys, Logger: log, ClientVersion: "conformance", OAuth: mgr, Timeout: 30 * time.Second})
+	svc, err := mcp.New(mcp.Params{Store: st, Keyring: keys, Logger: log, ClientVersion: "conformance", OAuth: mgr, Timeout: 10 * time.Second})
 	if err != nil {
 		return err
 	}
@@ -179,7 +180,7 @@ func runConformance(serverURL, scenario string, conf map[string]any) error {
 		if _, err := mgr.Login(ctx, mcpauth.LoginParams{
 			Server: "conf", Fetch: mcpauth.Follow(client),
 			Connect: func(ctx context.Context, h auth.OAuthHandler) error {
-				_, err := svc.Authorize(ctx, mcp.AuthorizeParams{Server: "conf", Handler: h})
+				_, err := svc.Authorize(ctx, mcp.AuthorizeParams{Server: "conf", Handler: h, Timeout: 20 * time.Second})
 				return err
 			},
 		}); err != nil {

@@ -1,14 +1,16 @@
 package sitesearch_test
 
 import (
+	"context"
 	"os"
+	"path/filepath"
 	"sort"
 	"testing"
 	"time"
 
 	"github.com/t3agent/t3agent/internal/builtin/sitesearch"
+	"github.com/t3agent/t3agent/internal/dbtest"
 	"github.com/t3agent/t3agent/internal/demo"
-	"github.com/t3agent/t3agent/internal/demo/demotest"
 	"github.com/t3agent/t3agent/internal/typo3"
 	"github.com/t3agent/t3agent/internal/typo3/tca"
 )
@@ -25,8 +27,19 @@ func BenchmarkSiteRAGQuery(b *testing.B) {
 			if d == typo3.DialectMySQL && os.Getenv("T3AGENT_TEST_MYSQL_DSN") == "" {
 				b.Skip("T3AGENT_TEST_MYSQL_DSN is not set")
 			}
-			s := demotest.NewWith(b, d, demo.InitParams{Pages: 10000, Content: 200000})
-			f := newFixture(b, d, s.DSN, s.Root, sitesearch.Params{}, tca.Bundled())
+			// demo.Init directly: the large demo takes longer than
+			// demotest allows on a loaded machine.
+			p := demo.InitParams{Dir: filepath.Join(b.TempDir(), "demo"), Pages: 10000, Content: 200000, FastHashes: true}
+			if d == typo3.DialectMySQL {
+				p.SiteDSN = dbtest.MySQL(b)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
+			defer cancel()
+			res, err := demo.Init(ctx, p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f := newFixture(b, d, res.SiteDSN, res.ProjectRoot, sitesearch.Params{}, tca.Bundled())
 			docs := f.siteDocs()
 			for _, backend := range []string{"ke_search", "indexed_search"} {
 				f.fill(backend, docs)

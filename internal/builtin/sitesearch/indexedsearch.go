@@ -104,7 +104,7 @@ func (x *indexedSearch) read(ctx context.Context, q string, args []any) ([]Candi
 			continue
 		}
 		out = append(out, Candidate{ID: SourceID{Backend: "indexed_search", Parts: []string{phash}}, Page: page.Int64,
-			Lang: int(lang.Int64), Title: readpolicy.StripTags(title.String)})
+			Lang: int(lang.Int64), Title: readpolicy.StripTags(title.String), LiveText: true})
 	}
 	return out, rows.Err()
 }

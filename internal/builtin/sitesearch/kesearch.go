@@ -33,10 +33,13 @@ func (k *keSearch) columns() string {
 	return strings.Join([]string{q("uid"), q("targetpid"), q("language"), q("title"), q("content"), q("fe_group")}, ", ")
 }
 
-// publicWhere is the index's own public filter.
+// publicWhere is the index's own public filter. Only rows of ke_search's
+// page indexer (type page) are read: rows of its other indexers (news,
+// files, …) stand for records whose visibility t3agent cannot check
+// against the live site.
 func (k *keSearch) publicWhere(a *typo3.Args, now int64) string {
 	q := k.site.DB.MustQuote
-	return q("fe_group") + ` IN ('', '0', '-1') AND ` + q("starttime") + ` <= ` + a.Add(now) +
+	return q("type") + ` = 'page' AND ` + q("fe_group") + ` IN ('', '0', '-1') AND ` + q("starttime") + ` <= ` + a.Add(now) +
 		` AND (` + q("endtime") + ` = 0 OR ` + q("endtime") + ` > ` + a.Add(now) + `)`
 }
 
@@ -109,7 +112,7 @@ func (k *keSearch) read(ctx context.Context, q string, args []any, scored bool) 
 			continue
 		}
 		c := Candidate{ID: SourceID{Backend: "ke_search", Parts: []string{itoa(uid)}}, Page: page, Lang: int(max(lang, 0)),
-			Title: readpolicy.StripTags(title.String), Text: readpolicy.StripTags(content.String)}
+			Title: readpolicy.StripTags(title.String), Text: readpolicy.StripTags(content.String), LiveText: true}
 		if scored {
 			c.Score = score.Float64
 		}

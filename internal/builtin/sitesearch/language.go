@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3/siteconfig"
 )
 
@@ -41,13 +42,13 @@ func (v *view) languages(arg any, siteID string) ([]int, error) {
 	case json.Number:
 		n, err := strconv.ParseInt(string(a), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("Argument language must be a language id or code.")
+			return nil, tool.ArgError("Argument language must be a language id or code.")
 		}
 		want = &n
 	case float64:
 		n := int64(a)
 		if float64(n) != a {
-			return nil, fmt.Errorf("Argument language must be a language id or code.")
+			return nil, tool.ArgError("Argument language must be a language id or code.")
 		}
 		want = &n
 	case int:
@@ -61,7 +62,7 @@ func (v *view) languages(arg any, siteID string) ([]int, error) {
 			code = strings.ToLower(strings.ReplaceAll(s, "-", "_"))
 		}
 	default:
-		return nil, fmt.Errorf("Argument language must be a language id or code.")
+		return nil, tool.ArgError("Argument language must be a language id or code.")
 	}
 	for _, s := range v.sites {
 		if siteID != "" && s.Identifier != siteID {
@@ -84,7 +85,7 @@ func (v *view) languages(arg any, siteID string) ([]int, error) {
 	}
 	if len(set) == 0 {
 		sort.Strings(known)
-		return nil, fmt.Errorf("The site has no enabled language %v; it has %s.", clipArg(fmt.Sprint(arg)), strings.Join(dedupe(known), ", "))
+		return nil, tool.ArgError(fmt.Sprintf("The site has no enabled language %v; it has %s.", clipArg(fmt.Sprint(arg)), strings.Join(dedupe(known), ", ")))
 	}
 	out := make([]int, 0, len(set))
 	for l := range set {

@@ -81,6 +81,7 @@ type pageRow struct {
 	state        int
 	title, slug  string
 	navTitle     string
+	description  string
 	loadedAsPage bool
 }
 
@@ -155,7 +156,7 @@ func (v *view) pageColumns(ctx context.Context) (string, error) {
 		{ec.FeGroup, "''"}, {"extendToSubpages", "0"}, {"no_search", "0"},
 		{tab.Ctrl.LanguageField, "0"}, {tab.Ctrl.TransOrigPointerField, "0"},
 		{"t3ver_wsid", "0"}, {"t3ver_oid", "0"}, {"t3ver_state", "0"},
-		{"title", "''"}, {"slug", "''"}, {"nav_title", "''"},
+		{"title", "''"}, {"slug", "''"}, {"nav_title", "''"}, {"description", "''"},
 	}
 	var cols []string
 	for _, n := range names {
@@ -202,15 +203,15 @@ func (v *view) queryPages(ctx context.Context, where func(a *typo3.Args) string)
 		var p pageRow
 		var hidden, extend, noSearch sql.NullInt64
 		var start, end, parent, wsid, oid, state, lang, doktype sql.NullInt64
-		var fe, title, slug, nav sql.NullString
+		var fe, title, slug, nav, desc sql.NullString
 		if err := rows.Scan(&p.uid, &p.pid, &doktype, &hidden, &start, &end, &fe, &extend, &noSearch, &lang, &parent,
-			&wsid, &oid, &state, &title, &slug, &nav); err != nil {
+			&wsid, &oid, &state, &title, &slug, &nav, &desc); err != nil {
 			return nil, fmt.Errorf("read pages: %w", err)
 		}
 		p.doktype, p.hidden, p.start, p.end = int(doktype.Int64), hidden.Int64 != 0, start.Int64, end.Int64
 		p.feGroup, p.extend, p.noSearch = fe.String, extend.Int64 != 0, noSearch.Int64 != 0
 		p.lang, p.parent, p.wsid, p.oid, p.state = int(lang.Int64), parent.Int64, wsid.Int64, oid.Int64, int(state.Int64)
-		p.title, p.slug, p.navTitle = title.String, slug.String, nav.String
+		p.title, p.slug, p.navTitle, p.description = title.String, slug.String, nav.String, desc.String
 		out = append(out, &p)
 	}
 	if err := rows.Err(); err != nil {
@@ -439,6 +440,9 @@ type citation struct {
 	Lang  int
 	Title string
 	URL   string
+	// Description is the page's (translation's) description, public as
+	// the page's meta description.
+	Description string
 }
 
 // publicPage reports whether page uid (either language's row) is public in
@@ -472,15 +476,15 @@ func (v *view) publicPage(uid int64, lang int, siteID string) (*citation, bool) 
 	if cfg == nil || siteID != "" && cfg.Identifier != siteID {
 		return nil, false
 	}
-	title, slug := p.title, p.slug
+	title, slug, desc := p.title, p.slug, p.description
 	if lang > 0 {
 		t := v.trans[transKey{p.uid, lang}]
 		if t == nil || !t.live() || !t.visible(v.now) || t.noSearch {
 			return nil, false
 		}
-		title, slug = t.title, t.slug
+		title, slug, desc = t.title, t.slug, t.description
 	}
-	return &citation{Site: cfg.Identifier, Page: p.uid, Lang: lang, Title: title, URL: joinURL(language.Base, slug)}, true
+	return &citation{Site: cfg.Identifier, Page: p.uid, Lang: lang, Title: title, URL: joinURL(language.Base, slug), Description: desc}, true
 }
 
 // siteOf finds the configured site whose root page is on line (the page

@@ -24,6 +24,12 @@ type leakCase struct {
 	lang   int
 	public bool
 	pages  []map[string]any
+	// staleText: the page is public and may be cited, but the marker is
+	// the text of a hidden content element that the index still holds
+	// (index appends it): the marker must never be shown.
+	staleText bool
+	// content are tt_content rows added with the pages.
+	content []map[string]any
 	// index overrides what the index row of the marker page records
 	// (fe_group, starttime, endtime, gr_list), to check the index's own
 	// filters.
@@ -79,6 +85,10 @@ func leakCases() []leakCase {
 			page(9036, 1, "", nil), page(9037, 1, "quokkaentwurf", map[string]any{"sys_language_uid": 1, "l10n_parent": 9036, "t3ver_wsid": 1, "t3ver_state": 1})}},
 		{name: "translation into a language the site lacks", marker: "quokkafremd", lang: 7, pages: []map[string]any{
 			page(9038, 1, "", nil), page(9039, 1, "quokkafremd", map[string]any{"sys_language_uid": 7, "l10n_parent": 9038})}},
+		{name: "stale index text of a hidden element", marker: "quokkastaletext", staleText: true,
+			pages:   []map[string]any{page(9043, 1, "quokkastaletext-page", nil)},
+			content: []map[string]any{{"uid": 9043, "pid": 9043, "CType": "text", "header": "Hidden", "bodytext": "quokkastaletext", "hidden": 1}},
+			index:   func(d *doc) { d.text += " quokkastaletext" }},
 		{name: "index row restricted to a group", marker: "quokkaindexgroup", pages: []map[string]any{page(9040, 1, "quokkaindexgroup", nil)},
 			index: func(d *doc) { d.feGroup, d.grList = "1", "0,-2,1" }},
 		{name: "index row not yet started", marker: "quokkaindexstart", pages: []map[string]any{page(9041, 1, "quokkaindexstart", nil)},
@@ -97,6 +107,9 @@ func addLeakCases(f *fixture, cases []leakCase) []doc {
 		c := &cases[i]
 		for _, p := range c.pages {
 			f.insert("pages", p)
+		}
+		for _, r := range c.content {
+			f.insert("tt_content", r)
 		}
 		if c.marker != "" {
 			markerOf[c.marker] = c
@@ -148,6 +161,19 @@ func checkMatrix(t *testing.T, f *fixture, backend string, cases []leakCase) {
 			t.Fatalf("%s: %s answered, not %s: %s", c.name, firstLine(res.Content), backend, res.Content)
 		}
 		got := hits(t, res)
+		if c.staleText {
+			if _, after, _ := strings.Cut(res.Content, "\n"); strings.Contains(after, c.marker+" ") || strings.HasSuffix(after, c.marker) ||
+				strings.Contains(after, c.marker+".") || len(got) != 1 {
+				t.Errorf("%s / %s: %s", backend, c.name, res.Content)
+			}
+			for _, h := range got {
+				if fetched := f.call("site_fetch_source", map[string]any{"source_id": h.source}); strings.Contains(fetched.Content, c.marker+" ") ||
+					strings.HasSuffix(fetched.Content, c.marker) {
+					t.Errorf("%s / %s: fetch shows the hidden text: %s", backend, c.name, fetched.Content)
+				}
+			}
+			continue
+		}
 		marker := c.pages[len(c.pages)-1]
 		want := asInt64(marker["uid"])
 		if l, _ := marker["sys_language_uid"].(int); l > 0 {
@@ -186,16 +212,14 @@ func firstLine(s string) string {
 	return l
 }
 
-// sourceIDs lists every source id the backend's tables hold.
+// sourceIDs lists the source ids the backend's tables hold for the
+// cases' pages (uids from 9000).
 func (f *fixture) sourceIDs(backend string) []string {
 	f.t.Helper()
 	q := map[string]string{
-		"ke_search":      `SELECT 'ke_search:' || uid FROM tx_kesearch_index`,
-		"indexed_search": `SELECT 'indexed_search:' || phash FROM index_phash`,
+		"ke_search":      `SELECT uid, targetpid FROM tx_kesearch_index`,
+		"indexed_search": `SELECT phash, data_page_id FROM index_phash`,
 	}[backend]
-	if f.dialect == typo3.DialectMySQL {
-		q = strings.Replace(strings.Replace(q, `'ke_search:' || uid`, `CONCAT('ke_search:', uid)`, 1), `'indexed_search:' || phash`, `CONCAT('indexed_search:', phash)`, 1)
-	}
 	rows, err := f.rw.SQL.Query(q)
 	if err != nil {
 		f.t.Fatal(err)
@@ -203,11 +227,13 @@ func (f *fixture) sourceIDs(backend string) []string {
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
+		var key, page string
+		if err := rows.Scan(&key, &page); err != nil {
 			f.t.Fatal(err)
 		}
-		out = append(out, s)
+		if asInt64(page) >= 9000 {
+			out = append(out, backend+":"+key)
+		}
 	}
 	return out
 }

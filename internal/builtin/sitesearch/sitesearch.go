@@ -57,6 +57,10 @@ type Candidate struct {
 	// Text is the passage's plain text.
 	Text  string
 	Score float64
+	// LiveText says that Text is the backend's copy of the page's text,
+	// which the answer replaces with the page's public content as it is
+	// now (liveTexts).
+	LiveText bool
 }
 
 // RecordRef names one record of a TCA table.
@@ -187,6 +191,9 @@ func (e *engine) query(ctx context.Context, v *view, p SearchParams, siteID stri
 			if cite, ok := v.check(c, siteID); ok {
 				out = append(out, passage{Candidate: c, cite: cite})
 			}
+		}
+		if err := v.liveTexts(ctx, out); err != nil {
+			return "", nil, nil, err
 		}
 		return b.Name(), out, skipped, nil
 	}
@@ -333,7 +340,11 @@ func (t *fetchSource) Execute(ctx context.Context, call tool.Call, args map[stri
 	if !ok {
 		return tool.Errorf("%s", notPublic), nil
 	}
-	text := []rune(c.Text)
+	ps := []passage{{Candidate: *c, cite: cite}}
+	if err := v.liveTexts(ctx, ps); err != nil {
+		return tool.Result{}, err
+	}
+	text := []rune(ps[0].Text)
 	if len(text) > fetchRunes {
 		text = append(text[:fetchRunes-1], '…')
 	}

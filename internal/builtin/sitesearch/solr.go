@@ -225,22 +225,22 @@ func (s *solr) get(ctx context.Context, core string, form url.Values) ([]solrDoc
 		if errors.As(err, &ge) {
 			return nil, ge
 		}
-		return nil, fmt.Errorf("Solr at %s cannot be reached", s.base.Host)
+		return nil, fmt.Errorf("the Solr server at %s cannot be reached", s.base.Host)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxSolrBody+1))
 	if err != nil {
-		return nil, fmt.Errorf("Solr's answer could not be read")
+		return nil, errors.New("the answer of Solr could not be read")
 	}
 	if len(body) > maxSolrBody {
-		return nil, fmt.Errorf("Solr's answer is larger than %d bytes", maxSolrBody)
+		return nil, fmt.Errorf("the answer of Solr is larger than %d bytes", maxSolrBody)
 	}
 	docs, err := ParseSolrResponse(body)
 	if err != nil {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("Solr answered HTTP %d for core %s", resp.StatusCode, core)
+		return nil, fmt.Errorf("the Solr server answered HTTP %d for core %s", resp.StatusCode, core)
 	}
 	return docs, nil
 }
@@ -265,7 +265,7 @@ func (d solrDoc) candidate(c solrCore) (Candidate, bool) {
 	cand := Candidate{ID: SourceID{Backend: "solr", Parts: []string{c.site, d.Type, itoa(d.UID), strconv.Itoa(c.lang)}},
 		Lang: c.lang, Title: readpolicy.StripTags(d.Title), Text: readpolicy.StripTags(d.Content)}
 	if d.Type == "pages" {
-		cand.Page = d.UID
+		cand.Page, cand.LiveText = d.UID, true
 	} else {
 		if d.PID <= 0 {
 			return Candidate{}, false
@@ -290,13 +290,13 @@ func ParseSolrResponse(body []byte) ([]solrDoc, error) {
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, errors.New("Solr's answer is not JSON")
+		return nil, errors.New("the answer of Solr is not JSON")
 	}
 	if r.Error != nil {
-		return nil, fmt.Errorf("Solr refused the query (%d): %s", r.Error.Code, clipArg(siteconfigSafe(r.Error.Msg)))
+		return nil, fmt.Errorf("the Solr server refused the query (%d): %s", r.Error.Code, clipArg(siteconfigSafe(r.Error.Msg)))
 	}
 	if r.Response == nil {
-		return nil, errors.New("Solr's answer has no response")
+		return nil, errors.New("the answer of Solr has no response")
 	}
 	out := make([]solrDoc, 0, len(r.Response.Docs))
 	for _, m := range r.Response.Docs {
