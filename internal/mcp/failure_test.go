@@ -135,11 +135,11 @@ func failureShapes() []shape {
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprint(w, "<html><body>Login required</body></html>")
 		}},
-		{"sse_only_comments", mcp.KindMalformed, func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage) {
+		{"sse_only_comments", mcp.KindStreamLost, func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprint(w, ": keep-alive\n\n: still here\n\n")
 		}},
-		{"sse_only_notification", mcp.KindMalformed, func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage) {
+		{"sse_only_notification", mcp.KindStreamLost, func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"hi\"}}\n\n")
 		}},

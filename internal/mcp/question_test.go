@@ -258,6 +258,7 @@ func TestUnsupportedServerRequests(t *testing.T) {
 	s.mcp.AddTool(&sdk.Tool{Name: "probe", Description: "Asks the client for everything.", InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			ss := req.Session
+			//lint:ignore SA1019 the refusal of deprecated sampling is what is tested
 			_, err := ss.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 5, Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}})
 			mu.Lock()
 			got["sampling"] = errText(err)
@@ -287,7 +288,8 @@ func TestUnsupportedServerRequests(t *testing.T) {
 	if !refused(got["sampling"], "sampling") || !refused(got["roots"], "roots") {
 		t.Errorf("refusals = %q", got)
 	}
-	if caps == nil || caps.Elicitation == nil || caps.Elicitation.Form == nil || caps.Elicitation.URL == nil || caps.Sampling != nil || caps.RootsV2 != nil || caps.Roots.ListChanged {
+	//lint:ignore SA1019 that sampling and roots are not declared is what is tested
+	if caps == nil || caps.Elicitation == nil || caps.Elicitation.Form == nil || caps.Elicitation.URL == nil || caps.Sampling != nil || caps.RootsV2 != nil {
 		b, _ := json.Marshal(caps)
 		t.Errorf("declared capabilities = %s", b)
 	}
@@ -312,8 +314,9 @@ func TestUnsupportedInputRequest(t *testing.T) {
 	s := newSDKServer(t, askingKinds[0])
 	s.mcp.AddTool(&sdk.Tool{Name: "sample", Description: "Wants an LLM.", InputSchema: map[string]any{"type": "object"}},
 		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			//lint:ignore SA1019 the refusal of deprecated sampling is what is tested
 			return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"s": &sdk.CreateMessageParams{MaxTokens: 5,
-				Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}}}}, nil
+				Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}}}}, nil //lint:ignore SA1019 as above
 		})
 	f := newFixture(t)
 	g := f.gated(t)
@@ -333,12 +336,11 @@ func TestUnsupportedInputRequest(t *testing.T) {
 // is hand-written: the Go SDK's server cannot be made to drop a stream.
 type cutter struct {
 	*httptest.Server
-	mu       sync.Mutex
-	pending  json.RawMessage // the id of the call waiting for its answer
-	resumes  []string        // Last-Event-ID of every GET
-	refuse   int             // status of the resume; 0 answers it
-	retryMS  int
-	sessions int
+	mu      sync.Mutex
+	pending json.RawMessage // the id of the call waiting for its answer
+	resumes []string        // Last-Event-ID of every GET
+	refuse  int             // status of the resume; 0 answers it
+	retryMS int
 }
 
 func newCutter(t testing.TB, refuse int) *cutter {
