@@ -220,6 +220,9 @@ func (f *fixture) sourceIDs(backend string) []string {
 		"ke_search":      `SELECT uid, targetpid FROM tx_kesearch_index`,
 		"indexed_search": `SELECT phash, data_page_id FROM index_phash`,
 	}[backend]
+	if q == "" {
+		return nil // t3agent's own index lives in the store
+	}
 	rows, err := f.rw.SQL.Query(q)
 	if err != nil {
 		f.t.Fatal(err)
