@@ -26,6 +26,7 @@ import (
 	"github.com/t3agent/t3agent/internal/metrics"
 	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/secret"
+	"github.com/t3agent/t3agent/internal/siteindex"
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/tracing"
@@ -115,6 +116,12 @@ func (a *app) open(ctx context.Context, cfg config.Config) (*runtime, error) {
 		return nil, err
 	}
 	search := sitesearch.Params{Solr: sitesearch.SolrParams{URL: cfg.Search.SolrURL, Timeout: cfg.Search.SolrTimeout}}
+	// t3agent's own site index answers site_rag_query last; until it is
+	// built (t3agent index build) it is not available and is skipped.
+	if search.Index, err = siteindex.New(siteindex.Params{Store: r.store, Site: r.site, Policy: readpolicy.New(t), Logger: a.logger}); err != nil {
+		r.Close()
+		return nil, err
+	}
 	r.registry, err = tool.NewRegistry(builtin.ToolsWith(r.site, readpolicy.New(t), builtin.Params{SiteSearch: search}), r.mcp.Provider())
 	if err != nil {
 		r.Close()
