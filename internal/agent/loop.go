@@ -273,22 +273,7 @@ func (r *run) rounds(ctx context.Context, msgs []llm.Message, base int) ending {
 // by the caller's messages, every one but the model's own screened by the
 // input guardrails.
 func (r *run) assemble(ctx context.Context) ([]llm.Message, *ending) {
-	in := r.req.Messages
-	var system []string
-	if p := strings.TrimSpace(r.conf.SystemPrompt); p != "" {
-		system = append(system, p)
-	}
-	for len(in) > 0 && in[0].Role == llm.RoleSystem {
-		if t := strings.TrimSpace(in[0].Content); t != "" {
-			system = append(system, t)
-		}
-		in = in[1:]
-	}
-	msgs := make([]llm.Message, 0, len(in)+1)
-	if len(system) > 0 {
-		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: strings.Join(system, "\n\n")})
-	}
-	msgs = append(msgs, in...)
+	msgs := joinSystem(r.conf.SystemPrompt, r.req.Messages)
 	for i := range msgs {
 		stage, ok := stageOf(msgs[i])
 		if !ok {
@@ -301,6 +286,27 @@ func (r *run) assemble(ctx context.Context) ([]llm.Message, *ending) {
 		msgs[i].Content = text
 	}
 	return msgs, nil
+}
+
+// joinSystem puts the configuration's prompt and the caller's leading
+// system messages into one leading system message, before the caller's
+// other messages (a new slice; in is not changed).
+func joinSystem(prompt string, in []llm.Message) []llm.Message {
+	var system []string
+	if p := strings.TrimSpace(prompt); p != "" {
+		system = append(system, p)
+	}
+	for len(in) > 0 && in[0].Role == llm.RoleSystem {
+		if t := strings.TrimSpace(in[0].Content); t != "" {
+			system = append(system, t)
+		}
+		in = in[1:]
+	}
+	msgs := make([]llm.Message, 0, len(in)+1)
+	if len(system) > 0 {
+		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: strings.Join(system, "\n\n")})
+	}
+	return append(msgs, in...)
 }
 
 // call fits the transcript, checks the budget, calls the provider and

@@ -77,12 +77,15 @@ const (
 
 func queueAAD(runID string) string { return "agent_queue:" + runID }
 
+// ErrNoQueue is Enqueue's answer without a master key.
+var ErrNoQueue = errors.New("agent: queued runs need a master key to seal their request")
+
 // Enqueue stores a queued run whose request is sealed at rest and
 // returns its id; a worker runs it (RunQueued). It fails when the run
 // cannot be stored; no master key means no queue.
 func (rt *Runtime) Enqueue(ctx context.Context, req Request) (string, error) {
 	if rt.keyring == nil {
-		return "", errors.New("agent: queued runs need a master key to seal their request")
+		return "", ErrNoQueue
 	}
 	if req.Config == nil {
 		return "", errors.New("agent: a queued run needs a configuration")

@@ -2,7 +2,11 @@ package agentconfig
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -39,6 +43,11 @@ type ApplyReport struct {
 	Changes []Change `json:"changes"`
 	// DryRun is set when nothing was written.
 	DryRun bool `json:"dryRun,omitempty"`
+	// Digest identifies the document together with the stored records
+	// it was compared with: a preview's digest, passed back as
+	// ApplyParams.Expect, makes the apply refuse (ErrStale) when either
+	// changed since the preview.
+	Digest string `json:"digest"`
 }
 
 // Count is the number of changes with action a.
@@ -65,6 +74,10 @@ type ApplyParams struct {
 	DryRun bool
 	// By names who applied (required).
 	By string
+	// Expect, when set, is the Digest of the preview this apply
+	// confirms; the apply is refused with ErrStale, writing nothing, when
+	// the document or the stored records differ from what was previewed.
+	Expect string
 }
 
 // Apply makes the store match the document: records are created or
@@ -88,6 +101,13 @@ func (s *Service) Apply(ctx context.Context, p ApplyParams) (*ApplyReport, error
 	if err != nil {
 		return nil, err
 	}
+	digest, err := applyDigest(p.Document, existing, p.Prune)
+	if err != nil {
+		return nil, err
+	}
+	if p.Expect != "" && subtle.ConstantTimeCompare([]byte(p.Expect), []byte(digest)) != 1 {
+		return nil, ErrStale
+	}
 	want, err := validate(p.Document, existing, p.Prune)
 	if err != nil {
 		return nil, err
@@ -95,7 +115,7 @@ func (s *Service) Apply(ctx context.Context, p ApplyParams) (*ApplyReport, error
 	if err := s.sealSecrets(want, existing, p.Document); err != nil {
 		return nil, err
 	}
-	rep := &ApplyReport{DryRun: p.DryRun}
+	rep := &ApplyReport{DryRun: p.DryRun, Digest: digest}
 	batch := store.ApplyAgentConfigParams{UpdatedBy: p.By}
 
 	// Each kind: diff the desired records against the stored ones, queue
@@ -173,6 +193,27 @@ func (s *Service) Apply(ctx context.Context, p ApplyParams) (*ApplyReport, error
 		return nil, fmt.Errorf("the configuration could not be stored, nothing was applied: %w", err)
 	}
 	return rep, nil
+}
+
+// ErrStale refuses an apply whose preview (ApplyParams.Expect) no longer
+// matches: the document or the stored records changed since.
+var ErrStale = errors.New("the configuration changed since the preview; preview it again")
+
+// applyDigest is the SHA-256 of the document, the prune flag and the
+// stored records (with their update stamps), in JSON.
+func applyDigest(doc *Document, existing *Snapshot, prune bool) (string, error) {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	if err := enc.Encode(doc); err != nil {
+		return "", fmt.Errorf("digest of the document: %w", err)
+	}
+	if err := enc.Encode(existing); err != nil {
+		return "", fmt.Errorf("digest of the stored configuration: %w", err)
+	}
+	if err := enc.Encode(prune); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func kindRank(kind string) int {

@@ -31,11 +31,11 @@ const (
 
 // FieldError is one problem with one field of one item.
 type FieldError struct {
-	Kind       string // provider, model, configuration, task, budget; "" for the document's top level
-	Identifier string // the item's identifier (a budget's user)
-	Line       int    // YAML line of the item; 0 when unknown
-	Field      string // the document key, e.g. "temperature", "fallback_chain[1]", "budgets.cost_per_day"
-	Problem    string
+	Kind       string `json:"kind,omitempty"`       // provider, model, configuration, task, budget; "" for the document's top level
+	Identifier string `json:"identifier,omitempty"` // the item's identifier (a budget's user)
+	Line       int    `json:"line,omitempty"`       // YAML line of the item; 0 when unknown
+	Field      string `json:"field,omitempty"`      // the document key, e.g. "temperature", "fallback_chain[1]", "budgets.cost_per_day"
+	Problem    string `json:"problem"`
 }
 
 func (e FieldError) Error() string {

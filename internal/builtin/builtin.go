@@ -13,6 +13,7 @@ import (
 	"github.com/t3agent/t3agent/internal/builtin/structure"
 	"github.com/t3agent/t3agent/internal/builtin/system"
 	"github.com/t3agent/t3agent/internal/readpolicy"
+	"github.com/t3agent/t3agent/internal/siteindex"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
 )
@@ -21,6 +22,8 @@ import (
 type Params struct {
 	// SiteSearch configures site_rag_query and site_fetch_source (Solr).
 	SiteSearch sitesearch.Params
+	// Index, when set, is search_records' candidate source (nil: scan).
+	Index *siteindex.Index
 }
 
 // Tools returns every builtin tool for one site. All of them are read-only
@@ -32,7 +35,7 @@ func Tools(site *typo3.Site, policy *readpolicy.Policy) []tool.Tool {
 // ToolsWith is Tools with explicit parameters.
 func ToolsWith(site *typo3.Site, policy *readpolicy.Policy, p Params) []tool.Tool {
 	var out []tool.Tool
-	out = append(out, content.Tools(site, policy)...)
+	out = append(out, content.ToolsWith(content.ToolsParams{Site: site, Policy: policy, Index: p.Index})...)
 	out = append(out, structure.Tools(site, policy)...)
 	out = append(out, configuration.Tools(site, policy)...)
 	// Introspection: site configuration, code and system (issue 15).

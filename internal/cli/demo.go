@@ -13,6 +13,7 @@ import (
 
 	"github.com/t3agent/t3agent/internal/config"
 	"github.com/t3agent/t3agent/internal/demo"
+	"github.com/t3agent/t3agent/internal/demowrite"
 )
 
 // Files `demo init` writes into its directory beside the demo itself.
@@ -22,12 +23,15 @@ const (
 )
 
 func (a *app) demoCommand() *cobra.Command {
-	var dir, listen string
+	var dir, listen, writesListen string
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Create the demo TYPO3 site if it is absent, then serve it on 127.0.0.1",
 		Long: "demo builds a realistic TYPO3 v13 demo site (SQLite) with a page tree, content, backend users and\n" +
-			"an installation folder in --dir, unless it is there already, then serves the UI and prints the logins.",
+			"an installation folder in --dir, unless it is there already, then serves the UI and prints the logins.\n" +
+			"Beside it, on its own loopback port, it serves an OAuth-protected MCP server that writes to the demo site\n" +
+			"(page metadata, hidden content drafts, file alternative texts), registered as the MCP server demo_writes\n" +
+			"whose writes wait for approval. `t3agent serve` never starts it.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := a.demoInit(cmd.Context(), demo.InitParams{Dir: a.path(dir)})
@@ -44,11 +48,14 @@ func (a *app) demoCommand() *cobra.Command {
 			}
 			return a.serve(cmd.Context(), cfg, serveOptions{workers: 1, ready: func(addr string) {
 				a.printLogins(a.env.Stdout, "http://"+addr, res)
+			}, extra: func(ctx context.Context, r *runtime) (func(), error) {
+				return a.startDemoWrites(ctx, r, res, writesListen, a.env.Stdout)
 			}})
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", DefaultDataDir, "directory of the demo's data")
 	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on (default 127.0.0.1:8080)")
+	cmd.Flags().StringVar(&writesListen, "writes-listen", demowrite.DefaultAddr, "loopback address of the demo's MCP write server (default: a free port)")
 	cmd.AddCommand(a.demoInitCommand(), a.demoImportCommand())
 	return cmd
 }

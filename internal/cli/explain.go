@@ -82,56 +82,59 @@ func (a *app) explainTool(ctx context.Context, cmd *cobra.Command, r *runtime, g
 	return printExplanation(a.env.Stdout, e, ds[i], x)
 }
 
-// checks are the gate's checks for one tool, in the gate's order, each
-// with its own outcome, also after the first that fails (that one is the
-// decision's reason): an operator sees everything that stands in the way.
-// The outcomes come from the gate's own primitives (the overrides, the
-// zone's ceiling); the verdict printed is the gate's decision itself.
+// checks are the gate's checks for one tool (gate.Checks), each with the
+// sentence the CLI prints for its cause.
 func checks(spec tool.Spec, d gate.Decision, ov gate.Overrides, actor *typo3.BackendUser, cfg gate.Config) []check {
-	enabled := check{Check: "enabled", Passed: ov.Enabled(spec)}
-	toolOn, overridden := ov.ToolOverride(spec.Name)
-	switch {
-	case !ov.GroupEnabled(spec.Group):
-		enabled.Detail = fmt.Sprintf("the group %s is disabled (`t3agent tools enable --group %s` enables it)", spec.Group, spec.Group)
-	case overridden && toolOn:
-		enabled.Detail = "enabled by an admin's override"
-	case overridden:
-		enabled.Detail = fmt.Sprintf("disabled by an admin's override (`t3agent tools enable %s` enables it)", spec.Name)
-	case spec.EnabledByDefault:
-		enabled.Detail = "enabled by default"
-	default:
-		enabled.Detail = fmt.Sprintf("disabled by default (`t3agent tools enable %s` enables it)", spec.Name)
+	gcs := gate.Checks(spec, d, ov, actor, cfg)
+	out := make([]check, len(gcs))
+	for i, c := range gcs {
+		out[i] = check{Check: strings.ReplaceAll(c.Check, "_", " "), Passed: c.Passed, ObservedOnly: c.ObservedOnly,
+			Detail: checkDetail(spec, d, actor, cfg, c)}
 	}
+	return out
+}
 
-	admin := check{Check: "admin only", Passed: true, Detail: "any backend user may use it"}
-	if spec.AdminOnly {
-		admin.Passed = actor != nil && actor.Admin
-		admin.Detail = fmt.Sprintf("only TYPO3 admins may use it, and %s is not one", actor.Username)
-		if admin.Passed {
-			admin.Detail = fmt.Sprintf("only TYPO3 admins may use it, and %s is one", actor.Username)
-		}
+// checkDetail is the sentence of one check's cause.
+func checkDetail(spec tool.Spec, d gate.Decision, actor *typo3.BackendUser, cfg gate.Config, c gate.Check) string {
+	name := ""
+	if actor != nil {
+		name = actor.Username
 	}
-
-	group := check{Check: "configuration group", Passed: true, Detail: fmt.Sprintf("the configuration %s allows every group", cfg.Name)}
-	if len(cfg.AllowedGroups) > 0 {
-		group.Passed = slices.Contains(cfg.AllowedGroups, spec.Group)
+	switch c.Cause {
+	case "registered":
+		return "the registry holds it"
+	case "group_disabled":
+		return fmt.Sprintf("the group %s is disabled (`t3agent tools enable --group %s` enables it)", spec.Group, spec.Group)
+	case "override_on":
+		return "enabled by an admin's override"
+	case "override_off":
+		return fmt.Sprintf("disabled by an admin's override (`t3agent tools enable %s` enables it)", spec.Name)
+	case "default_on":
+		return "enabled by default"
+	case "default_off":
+		return fmt.Sprintf("disabled by default (`t3agent tools enable %s` enables it)", spec.Name)
+	case "any_user":
+		return "any backend user may use it"
+	case "admin":
+		return fmt.Sprintf("only TYPO3 admins may use it, and %s is one", name)
+	case "not_admin":
+		return fmt.Sprintf("only TYPO3 admins may use it, and %s is not one", name)
+	case "all_groups":
+		return fmt.Sprintf("the configuration %s allows every group", cfg.Name)
+	case "allowed", "not_allowed":
 		verb := "does not allow"
-		if group.Passed {
+		if c.Passed {
 			verb = "allows"
 		}
-		group.Detail = fmt.Sprintf("the configuration %s %s the group %s (it allows %s)", cfg.Name, verb, spec.Group, strings.Join(cfg.AllowedGroups, ", "))
+		return fmt.Sprintf("the configuration %s %s the group %s (it allows %s)", cfg.Name, verb, spec.Group, strings.Join(cfg.AllowedGroups, ", "))
+	case "within_ceiling":
+		return fmt.Sprintf("its output (%s) may go to providers of zone %s, which receive up to %s", d.DataClass, d.Zone, d.Ceiling)
 	}
-
-	zone := check{Check: "trust zone", Passed: d.Zone.Permits(d.DataClass)}
-	if zone.Passed {
-		zone.Detail = fmt.Sprintf("its output (%s) may go to providers of zone %s, which receive up to %s", d.DataClass, d.Zone, d.Ceiling)
-	} else {
-		zone.Detail = fmt.Sprintf("its output (%s) is more sensitive than providers of zone %s may receive (up to %s)", d.DataClass, d.Zone, d.Ceiling)
-		if zone.ObservedOnly = d.ObservedOnly; d.ObservedOnly {
-			zone.Detail += "; offered anyway and recorded, because enforcement is observe"
-		}
+	detail := fmt.Sprintf("its output (%s) is more sensitive than providers of zone %s may receive (up to %s)", d.DataClass, d.Zone, d.Ceiling)
+	if c.ObservedOnly {
+		detail += "; offered anyway and recorded, because enforcement is observe"
 	}
-	return []check{{Check: "registered", Passed: true, Detail: "the registry holds it"}, enabled, admin, group, zone}
+	return detail
 }
 
 func printExplanation(w io.Writer, e tool.Entry, d gate.Decision, x toolExplanation) error {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -635,15 +634,4 @@ func hints(h mcp.Hints) string {
 }
 
 // displayURL hides query values, which sometimes carry tokens.
-func displayURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.RawQuery == "" {
-		return raw
-	}
-	q := u.Query()
-	for k := range q {
-		q.Set(k, "…")
-	}
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+func displayURL(raw string) string { return mcp.DisplayURL(raw) }

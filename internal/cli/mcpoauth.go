@@ -107,13 +107,6 @@ func (a *app) mcpOAuthCommand() *cobra.Command {
 				}
 				p.PrivateKeyPEM = string(b)
 			}
-			if p.RedirectURL == "" && p.Flow != mcpauth.FlowClientCredentials {
-				cfg, err := a.loadConfig()
-				if err != nil {
-					return err
-				}
-				p.RedirectURL = "http://" + cfg.Listen + callbackPath
-			}
 			return a.withAdmin(cmd.Context(), "mcp oauth", func(r *runtime, _ string) error {
 				m, err := a.needAuth(r)
 				if err != nil {
@@ -137,7 +130,7 @@ func (a *app) mcpOAuthCommand() *cobra.Command {
 	f.BoolVar(&secretStdin, "client-secret-stdin", false, "read the pre-registered client's secret from standard input")
 	f.StringVar(&keyFile, "private-key-file", "", "a PEM private key for private_key_jwt client assertions (client_credentials)")
 	f.StringSliceVar(&p.Scopes, "scope", nil, "a scope to ask for beside those the server names (repeatable)")
-	f.StringVar(&p.RedirectURL, "redirect-url", "", "where the authorization server sends the person back (default: http://LISTEN"+callbackPath+")")
+	f.StringVar(&p.RedirectURL, "redirect-url", "", "where the authorization server sends the person back (default: http://127.0.0.1:PORT"+callbackPath+", the port chosen by each login)")
 	f.BoolVar(&remove, "remove", false, "stop using OAuth for the server and forget its grant")
 	return cmd
 }
@@ -164,6 +157,7 @@ func (a *app) mcpLoginCommand() *cobra.Command {
 				ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 				defer cancel()
 				var fetch auth.AuthorizationCodeFetcher
+				redirect := ""
 				if follow {
 					client, err := mcp.NewHTTPClient(nil)
 					if err != nil {
@@ -178,14 +172,14 @@ func (a *app) mcpLoginCommand() *cobra.Command {
 					if err != nil {
 						return err
 					}
-					stop, f, err := a.listenCallback(rec.RedirectURL)
+					stop, f, used, err := a.listenCallback(rec.RedirectURL)
 					if err != nil {
 						return err
 					}
 					defer stop()
-					fetch = f
+					fetch, redirect = f, used
 				}
-				st, err := m.Login(ctx, mcpauth.LoginParams{Server: server, Fetch: fetch,
+				st, err := m.Login(ctx, mcpauth.LoginParams{Server: server, Fetch: fetch, RedirectURL: redirect,
 					Connect: func(ctx context.Context, h auth.OAuthHandler) error {
 						_, err := r.mcp.Authorize(ctx, mcp.AuthorizeParams{Server: server, Handler: h, Timeout: timeout})
 						return err
@@ -205,10 +199,16 @@ func (a *app) mcpLoginCommand() *cobra.Command {
 // listenCallback serves the redirect URL's path on its address until
 // stop, and returns the fetcher that prints the authorization URL and
 // waits for the browser to come back there.
-func (a *app) listenCallback(redirect string) (stop func(), fetch auth.AuthorizationCodeFetcher, err error) {
+//
+// Without a configured redirect URL it listens on a free loopback port
+// and returns the redirect URL with it.
+func (a *app) listenCallback(redirect string) (stop func(), fetch auth.AuthorizationCodeFetcher, used string, err error) {
+	if redirect == "" {
+		redirect = "http://127.0.0.1:0" + callbackPath
+	}
 	u, err := url.Parse(redirect)
 	if err != nil || u.Scheme != "http" {
-		return nil, nil, fmt.Errorf("the redirect URL %q is not an http URL this command can listen on; log in with --follow or use an http loopback redirect URL", redirect)
+		return nil, nil, "", fmt.Errorf("the redirect URL %q is not an http URL this command can listen on; log in with --follow or use an http loopback redirect URL", redirect)
 	}
 	host := u.Host
 	if u.Port() == "" {
@@ -216,7 +216,10 @@ func (a *app) listenCallback(redirect string) (stop func(), fetch auth.Authoriza
 	}
 	ln, err := net.Listen("tcp", host)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cannot listen on %s for the login's callback (is t3agent serve running there? stop it during the login, or configure another --redirect-url): %w", host, err)
+		return nil, nil, "", fmt.Errorf("cannot listen on %s for the login's callback (is another program using it? configure another --redirect-url): %w", host, err)
+	}
+	if u.Port() == "0" {
+		u.Host = ln.Addr().String()
 	}
 	cb := &mcpauth.Callbacks{}
 	mux := http.NewServeMux()
@@ -228,9 +231,10 @@ func (a *app) listenCallback(redirect string) (stop func(), fetch auth.Authoriza
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 	}
+	used = u.String()
 	return stop, cb.Fetcher(func(authURL string) {
-		fmt.Fprintf(a.env.Stdout, "Open this URL in a browser, log in and approve:\n\n  %s\n\nWaiting for the authorization server to send the browser back to %s …\n", authURL, redirect)
-	}), nil
+		fmt.Fprintf(a.env.Stdout, "Open this URL in a browser, log in and approve:\n\n  %s\n\nWaiting for the authorization server to send the browser back to %s …\n", authURL, used)
+	}), used, nil
 }
 
 func (a *app) mcpLogoutCommand() *cobra.Command {

@@ -223,7 +223,14 @@ var servingLine = regexp.MustCompile(`msg=serving url=(\S+)`)
 // re-executed as TestCrashChild) and waits until it serves.
 func startServeProcess(t *testing.T, work string, env []string, name string, args ...string) *proc {
 	t.Helper()
-	b, _ := json.Marshal(map[string]any{"work": work, "args": append([]string{"serve", "--listen", "127.0.0.1:0", "--workers", "2"}, args...)})
+	return startProcess(t, work, env, name, append([]string{"serve", "--listen", "127.0.0.1:0", "--workers", "2"}, args...)...)
+}
+
+// startProcess runs a serving command (serve, demo) in a child process
+// and waits until it serves.
+func startProcess(t *testing.T, work string, env []string, name string, args ...string) *proc {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"work": work, "args": args})
 	p := &proc{name: name, logs: &chattest.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 	p.cmd.Env = append(append(os.Environ(), env...), crashChildEnv+"="+string(b))

@@ -98,7 +98,7 @@ func NewRootCommand(env Env) *cobra.Command {
 		a.runCommand(), a.runsCommand(), a.workerCommand(),
 		a.applyCommand(), a.configCommand(), a.usageCommand(),
 		a.chatCommand(), a.tokenCommand(), a.mcpServerCommand(),
-		a.backupCommand(), a.restoreCommand(), a.storeCommand(), a.doctorCommand(),
+		a.backupCommand(), a.restoreCommand(), a.storeCommand(), a.doctorCommand(), a.indexCommand(),
 	)
 	return root
 }

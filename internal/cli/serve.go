@@ -44,9 +44,11 @@ type runtime struct {
 	site     *typo3.Site
 	registry *tool.Registry
 	gate     *gate.Gate
-	keyring  *secret.Keyring // nil without a configured master key
-	mcp      *mcp.Service
-	mcpAuth  *mcpauth.Manager // nil without a master key
+	// index is the site index (used by search_records only when enabled).
+	index   *siteindex.Index
+	keyring *secret.Keyring // nil without a configured master key
+	mcp     *mcp.Service
+	mcpAuth *mcpauth.Manager // nil without a master key
 	// tracing exports spans when the otel: section or OTEL_* configure it.
 	tracing *tracing.Provider
 	// events counts this process's provider calls, tool calls and gate
@@ -115,14 +117,20 @@ func (a *app) open(ctx context.Context, cfg config.Config) (*runtime, error) {
 		r.Close()
 		return nil, err
 	}
-	search := sitesearch.Params{Solr: sitesearch.SolrParams{URL: cfg.Search.SolrURL, Timeout: cfg.Search.SolrTimeout}}
-	// t3agent's own site index answers site_rag_query last; until it is
-	// built (t3agent index build) it is not available and is skipped.
-	if search.Index, err = siteindex.New(siteindex.Params{Store: r.store, Site: r.site, Policy: readpolicy.New(t), Logger: a.logger}); err != nil {
+	policy := readpolicy.New(t)
+	if r.index, err = siteindex.New(siteindex.Params{Store: r.store, Site: r.site, Policy: policy,
+		MaxAge: cfg.SiteIndex.MaxAge, Logger: a.logger}); err != nil {
 		r.Close()
 		return nil, err
 	}
-	r.registry, err = tool.NewRegistry(builtin.ToolsWith(r.site, readpolicy.New(t), builtin.Params{SiteSearch: search}), r.mcp.Provider())
+	params := builtin.Params{SiteSearch: sitesearch.Params{Solr: sitesearch.SolrParams{URL: cfg.Search.SolrURL, Timeout: cfg.Search.SolrTimeout}}}
+	if cfg.SiteIndex.Enabled {
+		// search_records takes candidates from it; site_rag_query asks it
+		// last, once it is built.
+		params.Index = r.index
+		params.SiteSearch.Index = r.index
+	}
+	r.registry, err = tool.NewRegistry(builtin.ToolsWith(r.site, policy, params), r.mcp.Provider())
 	if err != nil {
 		r.Close()
 		return nil, err
@@ -202,6 +210,10 @@ type serveOptions struct {
 	// ready, when set, is called with the bound address once the server
 	// accepts connections.
 	ready func(addr string)
+	// extra, when set, starts what this process serves beside the web
+	// server (the demo's write server) once the runtime is open; its
+	// stop runs after the web server has stopped.
+	extra func(ctx context.Context, r *runtime) (stop func(), err error)
 }
 
 // serve runs the HTTP server with the API, a worker for queued runs and a
@@ -222,6 +234,13 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 	// Deferred after the store's Close, so it runs first; the workers'
 	// Stop, deferred later still, runs before it.
 	defer providers.Close()
+	if opts.extra != nil {
+		stopExtra, err := opts.extra(ctx, r)
+		if err != nil {
+			return err
+		}
+		defer stopExtra()
+	}
 	chatSvc, err := a.chatService(r, rt, cfgs)
 	if err != nil {
 		return err
@@ -242,6 +261,8 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 		API: &web.API{
 			Site: r.site, Credentials: r.store, Runtime: rt, Chat: chatSvc,
 			Gate: r.gate, Configs: cfgs, StreamPoll: cfg.Chat.StreamPoll, TrustedProxies: proxies,
+			Ops: webOps(r, rt, cfgs),
+			MCP: r.mcp, AgentConfig: cfgs,
 		},
 		MCP: a.mcpServerParams(r, rt, cfgs),
 		Collectors: []prometheus.Collector{
@@ -259,6 +280,13 @@ func (a *app) serve(ctx context.Context, cfg config.Config, opts serveOptions) e
 		// finishes its runs while the store is still open.
 		defer w.Wait()
 		defer w.Stop()
+	}
+	if cfg.SiteIndex.Enabled {
+		sy := siteindex.NewSyncer(siteindex.SyncerParams{Index: r.index, Interval: cfg.SiteIndex.Interval,
+			After: a.env.After, Logger: a.logger})
+		sy.Start(ctx)
+		// Stop waits for a sync in flight, before the store closes.
+		defer sy.Stop()
 	}
 	if !opts.noChatWorker {
 		cw, err := chat.NewWorker(chat.WorkerParams{

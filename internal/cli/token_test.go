@@ -115,7 +115,7 @@ func TestTokenRoundTrip(t *testing.T) {
 		{[]string{"token", "create", "--name", "x", "--scopes", "agent:read"}, "token create needs --user USERNAME"},
 		{[]string{"token", "create", "--name", "x", "--user", "former", "--scopes", "agent:read"}, "--user former: this backend user cannot act"},
 		{[]string{"token", "create", "--name", "x", "--user", "nobody", "--scopes", "agent:read"}, "--user nobody: this backend user cannot act"},
-		{[]string{"token", "create", "--name", "x", "--user", "editor", "--scopes", "admin"}, "--scopes: admin needs a TYPO3 admin as --user"},
+		{[]string{"token", "create", "--name", "x", "--user", "editor", "--scopes", "admin"}, "--scopes: admin needs a TYPO3 admin as the token's user"},
 		{[]string{"token", "create", "--name", "x", "--user", "editor", "--scopes", "agent:read", "--as", "editor"}, "--as editor: only TYPO3 admins create service tokens"},
 		{[]string{"token", "create", "--name", "x", "--user", "editor", "--scopes", "agent:read", "--expires", "soon"}, `"soon" is not a duration`},
 		{[]string{"token", "create", "--name", "x", "--user", "editor", "--scopes", "agent:read", "--expires", "-1h"}, "--expires must not be negative"},

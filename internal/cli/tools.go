@@ -11,7 +11,7 @@ import (
 
 	"github.com/t3agent/t3agent/internal/agentconfig"
 	"github.com/t3agent/t3agent/internal/gate"
-	"github.com/t3agent/t3agent/internal/mcp"
+	"github.com/t3agent/t3agent/internal/playground"
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
@@ -233,14 +233,15 @@ func (a *app) toolsCallCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				// One CLI call is one segment: it may ask one remote server once.
-				ctx := mcp.WithCallBudget(cmd.Context(), mcp.NewCallBudget(1))
-				res := r.gate.Invoke(ctx, gate.InvokeParams{
-					Name:   names[0],
-					Args:   []byte(args),
-					Call:   tool.Call{Actor: actor, CallID: "cli"},
-					Config: cfg,
+				// The operator's command line is its own confirmation of a
+				// write; one call may ask one remote server once.
+				out, err := playground.Call(cmd.Context(), r.gate, playground.Params{
+					Name: names[0], Args: []byte(args), Actor: actor, Config: cfg, Source: "cli", ConfirmWrite: true,
 				})
+				if err != nil {
+					return err
+				}
+				res := out.Result
 				if a.jsonOut {
 					return writeJSON(a.env.Stdout, res)
 				}

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -18,48 +16,6 @@ import (
 	"github.com/t3agent/t3agent/internal/telemetry"
 )
 
-// usageKeys maps --by to the ledger key; "config" is the short form the
-// issue names.
-var usageKeys = map[string]store.UsageKey{
-	"day": store.UsageByDay, "user": store.UsageByUser, "config": store.UsageByConfiguration,
-	"configuration": store.UsageByConfiguration, "provider": store.UsageByProvider,
-	"model": store.UsageByModel, "source": store.UsageBySource,
-}
-
-var daysAgo = regexp.MustCompile(`^(\d{1,4})d$`)
-
-// parseDay reads YYYY-MM-DD, "today", or Nd (the last N days, today
-// included), relative to now.
-func parseDay(flag, v string, now time.Time) (time.Time, error) {
-	switch {
-	case v == "":
-		return time.Time{}, nil
-	case v == "today":
-		return now, nil
-	}
-	if m := daysAgo.FindStringSubmatch(v); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		if n < 1 {
-			return time.Time{}, fmt.Errorf("%s: %q counts no days; use 1d for today", flag, v)
-		}
-		return now.AddDate(0, 0, -(n - 1)), nil
-	}
-	t, err := time.Parse(time.DateOnly, v)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%s: %q is not a day (YYYY-MM-DD), today, or a number of days such as 7d", flag, v)
-	}
-	return t, nil
-}
-
-// usageReport is the --json form.
-type usageReport struct {
-	By    string           `json:"by"`
-	Since string           `json:"since,omitempty"`
-	Until string           `json:"until,omitempty"`
-	Rows  []store.UsageRow `json:"rows"`
-	Total store.UsageTotal `json:"total"`
-}
-
 func (a *app) usageCommand() *cobra.Command {
 	var by, since, until string
 	cmd := &cobra.Command{
@@ -70,19 +26,16 @@ func (a *app) usageCommand() *cobra.Command {
 			"calls to models without prices are counted as unpriced.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			key, ok := usageKeys[by]
+			key, ok := telemetry.ParseKey(by)
 			if !ok {
 				return fmt.Errorf("--by: %q is not user, config, source, model, provider or day", by)
 			}
 			now := time.Now().UTC()
-			if since == "" {
-				since = now.Format("2006-01") + "-01"
-			}
-			from, err := parseDay("--since", since, now)
+			from, err := telemetry.ParseDay("--since", since, now)
 			if err != nil {
 				return err
 			}
-			to, err := parseDay("--until", until, now)
+			to, err := telemetry.ParseDay("--until", until, now)
 			if err != nil {
 				return err
 			}
@@ -91,22 +44,9 @@ func (a *app) usageCommand() *cobra.Command {
 			}
 			return a.withAgentStore(cmd.Context(), func(st store.Store, _ *secret.Keyring) error {
 				rec := telemetry.New(telemetry.Params{Store: st})
-				rows, err := rec.Usage(cmd.Context(), telemetry.UsageParams{By: key, Since: from, Until: to})
+				rep, err := rec.Report(cmd.Context(), telemetry.ReportParams{By: key, Since: from, Until: to})
 				if err != nil {
 					return err
-				}
-				rep := usageReport{By: string(key), Since: rec.Day(from), Rows: rows}
-				if !to.IsZero() {
-					rep.Until = rec.Day(to)
-				}
-				for _, r := range rows {
-					t := &rep.Total
-					t.Requests += r.Requests
-					t.Errors += r.Errors
-					t.InputTokens += r.InputTokens
-					t.OutputTokens += r.OutputTokens
-					t.Cost += r.Cost
-					t.Unpriced += r.Unpriced
 				}
 				if a.jsonOut {
 					return writeJSON(a.env.Stdout, rep)
@@ -129,7 +69,7 @@ func costText(u store.UsageTotal) string {
 	return s
 }
 
-func printUsage(w io.Writer, rep usageReport) error {
+func printUsage(w io.Writer, rep telemetry.Report) error {
 	period := "since " + rep.Since
 	if rep.Until != "" {
 		period = rep.Since + " to " + rep.Until

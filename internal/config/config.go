@@ -49,6 +49,8 @@ type Config struct {
 	Chat     Chat     `yaml:"chat"`
 	Otel     Otel     `yaml:"otel"`
 	Search   Search   `yaml:"search"`
+	// SiteIndex configures t3agent's own index of the site (package siteindex).
+	SiteIndex SiteIndex `yaml:"site_index"`
 }
 
 // Search configures the site search tools (site_rag_query,
@@ -73,6 +75,30 @@ func (s Search) check() error {
 	}
 	if s.SolrTimeout < 0 {
 		return errors.New("search.solr_timeout: must not be negative")
+	}
+	return nil
+}
+
+// SiteIndex configures the site index: serve keeps it fresh in the
+// background when Enabled, and search_records uses it while its last sync
+// is younger than MaxAge.
+type SiteIndex struct {
+	// Enabled runs the syncer in serve (building the index when there is
+	// none) and lets search_records use the index.
+	Enabled bool `yaml:"enabled"`
+	// Interval is the time between two syncs.
+	Interval time.Duration `yaml:"interval"`
+	// MaxAge is the age of the last sync after which the index is stale
+	// and search_records scans the site instead.
+	MaxAge time.Duration `yaml:"max_age"`
+}
+
+func (c SiteIndex) check() error {
+	if c.Interval < time.Second || c.Interval > 24*time.Hour {
+		return fmt.Errorf("site_index.interval: must be a duration between 1s and 24h such as 30s")
+	}
+	if c.MaxAge < c.Interval || c.MaxAge > 7*24*time.Hour {
+		return fmt.Errorf("site_index.max_age: must be a duration of at least site_index.interval and at most 168h, such as 10m")
 	}
 	return nil
 }
@@ -446,14 +472,15 @@ func (h HTTP) Proxies() ([]netip.Prefix, error) {
 // Default returns the built-in defaults, rooted at dataDir.
 func Default(dataDir string) Config {
 	return Config{
-		Listen:  "127.0.0.1:8080",
-		DataDir: dataDir,
-		Store:   Store{DSN: "sqlite:" + filepath.Join(dataDir, "t3agent.db")},
-		Site:    Site{Name: "TYPO3 site"},
-		Log:     Log{Level: "info", Format: "text"},
-		HTTP:    HTTP{ShutdownTimeout: 15 * time.Second},
-		MCP:     MCP{OperationTimeout: 20 * time.Second}, // mcp.DefaultTimeout
-		Chat:    DefaultChat(),
+		Listen:    "127.0.0.1:8080",
+		DataDir:   dataDir,
+		Store:     Store{DSN: "sqlite:" + filepath.Join(dataDir, "t3agent.db")},
+		Site:      Site{Name: "TYPO3 site"},
+		Log:       Log{Level: "info", Format: "text"},
+		HTTP:      HTTP{ShutdownTimeout: 15 * time.Second},
+		MCP:       MCP{OperationTimeout: 20 * time.Second}, // mcp.DefaultTimeout
+		Chat:      DefaultChat(),
+		SiteIndex: SiteIndex{Interval: 30 * time.Second, MaxAge: 10 * time.Minute},
 	}
 }
 
@@ -683,6 +710,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.MCP.check(); err != nil {
+		return err
+	}
+	if err := c.SiteIndex.check(); err != nil {
 		return err
 	}
 	if err := c.Chat.check(); err != nil {

@@ -103,6 +103,9 @@ type Params struct {
 	// StreamPath is the event stream of a conversation, with %d for its
 	// id (the API's stream); "" polls only.
 	StreamPath string
+	// Ops serve the Usage, Tokens and Settings pages and the run
+	// playground (ops.go); nil hides them.
+	Ops *Ops
 }
 
 // Console serves the pages. It is safe for concurrent use.
@@ -171,6 +174,7 @@ func (c *Console) Register(handle Handle) {
 	handle("POST /runs/{id}/cancel", c.page(c.runCancel, true))
 	handle("GET /tools", c.page(c.admin(c.toolsList), true))
 	handle("POST /tools/{name}", c.page(c.admin(c.toolToggle), true))
+	c.registerOps(handle)
 }
 
 // req is one page request: who asks, in which language.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/text/language"
+
+	"github.com/t3agent/t3agent/internal/telemetry"
 )
 
 // The console's own texts, by language then key: the page texts. Codes
@@ -164,8 +166,11 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05")
 	},
-	"ms":    took,
-	"short": shortID,
+	"ms":     took,
+	"amount": func(m any, v int64) string { return budgetAmount(telemetry.Metric(fmt.Sprint(m)), v) },
+	"add":    func(a, b int) int { return a + b },
+	"add64":  func(a, b int64) int64 { return a + b },
+	"short":  shortID,
 	"active": func(path, prefix string) bool {
 		return path == prefix || strings.HasPrefix(path, prefix+"/")
 	},

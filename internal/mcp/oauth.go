@@ -60,15 +60,7 @@ func (s *Service) Authorize(ctx context.Context, p AuthorizeParams) (PingResult,
 		return PingResult{}, s.fail(ctx, "login", t, op, budget, err)
 	}
 	s.pool.retire(p.Server)
-	res := PingResult{Server: t.id, Latency: time.Since(start)}
-	if init := cs.InitializeResult(); init != nil {
-		res.ProtocolVersion = remoteText(init.ProtocolVersion, 100)
-		if init.ServerInfo != nil {
-			res.ServerName = remoteText(init.ServerInfo.Name, 100)
-			res.ServerVersion = remoteText(init.ServerInfo.Version, 100)
-		}
-	}
-	return res, nil
+	return pingResult(t, cs.ClientSession, time.Since(start)), nil
 }
 
 // NewHTTPClient returns a client for OAuth requests on behalf of MCP

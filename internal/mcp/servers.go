@@ -180,36 +180,36 @@ func (s *Service) seal(identifier, credential string) (string, error) {
 // Add stores a new server. It is not contacted: Ping and Import do that.
 func (s *Service) Add(ctx context.Context, p AddParams) (Server, error) {
 	if !IdentifierPattern.MatchString(p.Identifier) {
-		return Server{}, fmt.Errorf("the MCP server identifier %q does not match %s", remoteText(p.Identifier, 64), IdentifierPattern)
+		return Server{}, opError(p.Identifier, KindInvalidRequest, "the MCP server identifier %q does not match %s", remoteText(p.Identifier, 64), IdentifierPattern)
 	}
 	if p.Name == "" {
 		p.Name = p.Identifier
 	}
 	if _, err := s.guard.CheckURL(p.URL); err != nil {
-		return Server{}, fmt.Errorf("the MCP server URL: %w", err)
+		return Server{}, invalid(p.Identifier, fmt.Errorf("the MCP server URL: %w", err))
 	}
 	if p.Auth == "" {
 		p.Auth = AuthNone
 	}
 	if err := checkAuth(p.Auth, p.AuthHeader, p.Credential); err != nil {
-		return Server{}, err
+		return Server{}, invalid(p.Identifier, err)
 	}
 	if p.Effect == "" {
 		p.Effect = tool.NonIdempotentWrite
 	}
 	if err := checkEffect(p.Effect); err != nil {
-		return Server{}, err
+		return Server{}, invalid(p.Identifier, err)
 	}
 	class := ""
 	if p.DataClass != 0 {
 		if !p.DataClass.Valid() {
-			return Server{}, fmt.Errorf("%v is not a data class", p.DataClass)
+			return Server{}, opError(p.Identifier, KindInvalidRequest, "%v is not a data class", p.DataClass)
 		}
 		class = p.DataClass.String()
 	}
 	sealed, err := s.seal(p.Identifier, p.Credential)
 	if err != nil {
-		return Server{}, err
+		return Server{}, invalid(p.Identifier, err)
 	}
 	// Every change through the Service is marked once stored (or tried),
 	// so registered tools compare with the store on their next call.
@@ -231,6 +231,12 @@ func (s *Service) Add(ctx context.Context, p AddParams) (Server, error) {
 	return serverOf(r), nil
 }
 
+// invalid is a refusal of the caller's parameters (KindInvalidRequest),
+// with err's sentence as it is.
+func invalid(server string, err error) *Error {
+	return &Error{Server: server, Kind: KindInvalidRequest, msg: err.Error()}
+}
+
 func boolOr(p *bool, def bool) bool {
 	if p == nil {
 		return def
@@ -250,11 +256,11 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Server, error) {
 		RequiresApproval: p.RequiresApproval, AdminOnly: p.AdminOnly, Enabled: p.Enabled, UpdatedBy: p.By,
 	}
 	if p.Name != nil && *p.Name == "" {
-		return Server{}, errors.New("the MCP server name must not be empty")
+		return Server{}, opError(p.Identifier, KindInvalidRequest, "the MCP server name must not be empty")
 	}
 	if p.URL != nil {
 		if _, err := s.guard.CheckURL(*p.URL); err != nil {
-			return Server{}, fmt.Errorf("the MCP server URL: %w", err)
+			return Server{}, invalid(p.Identifier, fmt.Errorf("the MCP server URL: %w", err))
 		}
 		up.URL = p.URL
 	}
@@ -272,7 +278,7 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Server, error) {
 		// Changing how the credential is presented needs the credential
 		// again, so a changed header never silently keeps an old secret.
 		if p.Credential == nil && kind != AuthNone && (kind != AuthKind(cur.AuthKind) || header != cur.AuthHeader) {
-			return Server{}, errors.New("changing the auth kind or header needs the credential again")
+			return Server{}, opError(p.Identifier, KindInvalidRequest, "changing the auth kind or header needs the credential again")
 		}
 		sealed := cur.SealedCredential
 		if p.Credential != nil || kind == AuthNone {
@@ -281,10 +287,10 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Server, error) {
 				cred = *p.Credential
 			}
 			if err := checkAuth(kind, header, cred); err != nil {
-				return Server{}, err
+				return Server{}, invalid(p.Identifier, err)
 			}
 			if sealed, err = s.seal(p.Identifier, cred); err != nil {
-				return Server{}, err
+				return Server{}, invalid(p.Identifier, err)
 			}
 		}
 		k := string(kind)
@@ -295,14 +301,14 @@ func (s *Service) Update(ctx context.Context, p UpdateParams) (Server, error) {
 		up.DataClass = &empty
 	} else if p.DataClass != nil {
 		if !p.DataClass.Valid() {
-			return Server{}, fmt.Errorf("%v is not a data class", *p.DataClass)
+			return Server{}, opError(p.Identifier, KindInvalidRequest, "%v is not a data class", *p.DataClass)
 		}
 		c := p.DataClass.String()
 		up.DataClass = &c
 	}
 	if p.Effect != nil {
 		if err := checkEffect(*p.Effect); err != nil {
-			return Server{}, err
+			return Server{}, invalid(p.Identifier, err)
 		}
 		e := string(*p.Effect)
 		up.Effect = &e
@@ -415,7 +421,7 @@ type SetToolEffectParams struct {
 func (s *Service) SetToolEffect(ctx context.Context, p SetToolEffectParams) error {
 	if p.Effect != "" {
 		if err := checkEffect(p.Effect); err != nil {
-			return err
+			return invalid("", err)
 		}
 	}
 	t, err := s.st.SetMCPToolEffect(ctx, store.SetMCPToolEffectParams{Name: p.Name, Effect: string(p.Effect)})

@@ -407,16 +407,20 @@ func (s *Service) ping(ctx context.Context, t target) (PingResult, error) {
 	}
 	latency := time.Since(start)
 	defer cs.Close()
-	init := cs.InitializeResult()
+	return pingResult(t, cs.ClientSession, latency), nil
+}
+
+// pingResult is what the handshake of cs told about the server.
+func pingResult(t target, cs *sdk.ClientSession, latency time.Duration) PingResult {
 	res := PingResult{Server: t.id, Latency: latency}
-	if init != nil {
+	if init := cs.InitializeResult(); init != nil {
 		res.ProtocolVersion = remoteText(init.ProtocolVersion, 100)
 		if init.ServerInfo != nil {
 			res.ServerName = remoteText(init.ServerInfo.Name, 100)
 			res.ServerVersion = remoteText(init.ServerInfo.Version, 100)
 		}
 	}
-	return res, nil
+	return res
 }
 
 // pool keeps one session per server identifier.

@@ -69,6 +69,11 @@ var knownFailing = map[string]string{
 	// would defeat the mix-up defence. Later suite releases fixed it.
 	"auth/metadata-var2": "the suite's metadata issuer differs from its issuer URL (RFC 8414 §3.3)",
 	"auth/metadata-var3": "the suite's metadata issuer differs from its issuer URL (RFC 8414 §3.3)",
+	// The suite's server sends elicitation/create unrelated to the call
+	// (server.request without a related request id), so on the
+	// standalone GET stream, which t3agent does not open: it answers only
+	// questions asked on the call's own stream or as input_required.
+	"elicitation-sep1034-client-defaults": "the question comes on the standalone stream, which t3agent does not open",
 }
 
 // TestConformanceClient runs the official MCP conformance suite's client
@@ -88,6 +93,7 @@ func TestConformanceClient(t *testing.T) {
 	}
 	for _, sc := range conformanceScenarios {
 		t.Run(strings.ReplaceAll(sc, "/", "_"), func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, "node", cli, "client", "--command", self, "--scenario", sc, "-o", t.TempDir(), "--timeout", "60000")
@@ -124,7 +130,7 @@ func conformanceClient() int {
 }
 
 func runConformance(serverURL, scenario string, conf map[string]any) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	dir, err := os.MkdirTemp("", "t3agent-conformance-")
 	if err != nil {
@@ -154,7 +160,7 @@ func runConformance(serverURL, scenario string, conf map[string]any) error {
 	if err != nil {
 		return err
 	}
-	svc, err := mcp.New(mcp.Params{Store: st, Keyring: keys, Logger: log, ClientVersion: "conformance", OAuth: mgr, Timeout: 30 * time.Second})
+	svc, err := mcp.New(mcp.Params{Store: st, Keyring: keys, Logger: log, ClientVersion: "conformance", OAuth: mgr, Timeout: 10 * time.Second})
 	if err != nil {
 		return err
 	}
@@ -174,7 +180,7 @@ func runConformance(serverURL, scenario string, conf map[string]any) error {
 		if _, err := mgr.Login(ctx, mcpauth.LoginParams{
 			Server: "conf", Fetch: mcpauth.Follow(client),
 			Connect: func(ctx context.Context, h auth.OAuthHandler) error {
-				_, err := svc.Authorize(ctx, mcp.AuthorizeParams{Server: "conf", Handler: h})
+				_, err := svc.Authorize(ctx, mcp.AuthorizeParams{Server: "conf", Handler: h, Timeout: 20 * time.Second})
 				return err
 			},
 		}); err != nil {

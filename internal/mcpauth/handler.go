@@ -127,7 +127,7 @@ func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	}
 	wanted := challengeScopes(resp)
 	if m.p.Authorize != nil {
-		r, g, issuer, err := m.codeFlow(ctx, rec, m.p.Authorize, req, resp)
+		r, g, issuer, err := m.codeFlow(ctx, rec, m.p.Authorize, "", req, resp)
 		if err != nil {
 			return err
 		}
@@ -206,7 +206,7 @@ func (s *savingSource) Token() (*oauth2.Token, error) {
 // codeFlow runs the authorization code flow for a challenged request
 // with the SDK's handler and returns the record (scopes updated), the
 // grant and its issuer. fetch shows or follows the authorization URL.
-func (m *Manager) codeFlow(ctx context.Context, rec store.MCPOAuthRecord, fetch auth.AuthorizationCodeFetcher, req *http.Request, resp *http.Response) (store.MCPOAuthRecord, grant, string, error) {
+func (m *Manager) codeFlow(ctx context.Context, rec store.MCPOAuthRecord, fetch auth.AuthorizationCodeFetcher, override string, req *http.Request, resp *http.Response) (store.MCPOAuthRecord, grant, string, error) {
 	var (
 		mu       sync.Mutex
 		issuer   string
@@ -222,8 +222,15 @@ func (m *Manager) codeFlow(ctx context.Context, rec store.MCPOAuthRecord, fetch 
 	if client.Transport.(*issuerWatch).next == nil {
 		client.Transport.(*issuerWatch).next = http.DefaultTransport
 	}
+	redirect := rec.RedirectURL
+	if redirect == "" {
+		redirect = LoopbackRedirect
+	}
+	if override != "" {
+		redirect = override
+	}
 	cfg := &auth.AuthorizationCodeHandlerConfig{
-		RedirectURL: rec.RedirectURL,
+		RedirectURL: redirect,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 			if u, err := url.Parse(args.URL); err == nil {
 				mu.Lock()
@@ -233,7 +240,7 @@ func (m *Manager) codeFlow(ctx context.Context, rec store.MCPOAuthRecord, fetch 
 			return fetch(ctx, args)
 		},
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
-			RedirectURIs: []string{rec.RedirectURL}, ClientName: m.p.ClientName,
+			RedirectURIs: []string{redirect}, ClientName: m.p.ClientName,
 			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
 		}},
 		RequestRefreshToken: true,
@@ -302,6 +309,9 @@ type LoginParams struct {
 	// Connect talks to the server with the handler until it challenges
 	// (mcp.Service.Authorize).
 	Connect func(ctx context.Context, h auth.OAuthHandler) error
+	// RedirectURL, when set, is this login's redirect URL instead of the
+	// configured one (a loopback URL with the port the login listens on).
+	RedirectURL string
 }
 
 // Login runs the authorization code flow for a server and stores the
@@ -317,7 +327,7 @@ func (m *Manager) Login(ctx context.Context, p LoginParams) (Status, error) {
 	if p.Fetch == nil || p.Connect == nil {
 		return Status{}, errors.New("mcpauth: Login needs Fetch and Connect")
 	}
-	lh := &loginHandler{m: m, rec: rec, fetch: p.Fetch}
+	lh := &loginHandler{m: m, rec: rec, fetch: p.Fetch, redirect: p.RedirectURL}
 	if rec.Flow == FlowClientCredentials {
 		lh.cc = &handler{m: m, rec: rec}
 	}
@@ -333,9 +343,10 @@ func (m *Manager) Login(ctx context.Context, p LoginParams) (Status, error) {
 
 // loginHandler is the handler of a login: each challenge runs the flow.
 type loginHandler struct {
-	m     *Manager
-	fetch auth.AuthorizationCodeFetcher
-	cc    *handler // client credentials
+	m        *Manager
+	fetch    auth.AuthorizationCodeFetcher
+	redirect string
+	cc       *handler // client credentials
 
 	mu  sync.Mutex
 	rec store.MCPOAuthRecord
@@ -375,7 +386,7 @@ func (l *loginHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	l.mu.Lock()
 	rec := l.rec
 	l.mu.Unlock()
-	r, g, issuer, err := l.m.codeFlow(ctx, rec, l.fetch, req, resp)
+	r, g, issuer, err := l.m.codeFlow(ctx, rec, l.fetch, l.redirect, req, resp)
 	if err != nil {
 		return err
 	}

@@ -119,7 +119,8 @@ type ConfigureParams struct {
 	// Scopes are asked for beside the ones the server names.
 	Scopes []string
 	// RedirectURL receives the authorization response (authorization
-	// code only); required there.
+	// code only); "" means a loopback URL whose port the login picks
+	// (RFC 8252 §7.3: authorization servers accept any loopback port).
 	RedirectURL string
 }
 
@@ -139,7 +140,7 @@ func (m *Manager) Configure(ctx context.Context, p ConfigureParams) error {
 	switch p.Flow {
 	case FlowAuthorizationCode:
 		u, err := url.Parse(p.RedirectURL)
-		if p.RedirectURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if p.RedirectURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 			return fmt.Errorf("the OAuth redirect URL must be an absolute http(s) URL, not %q", p.RedirectURL)
 		}
 		if p.PrivateKeyPEM != "" {
@@ -191,6 +192,11 @@ func (m *Manager) Configure(ctx context.Context, p ConfigureParams) error {
 }
 
 const reasonNoLogin = "no login yet"
+
+// LoopbackRedirect is the redirect URL of a login without a configured
+// one, before its port is known; logins that follow the authorization
+// URL themselves never call it.
+const LoopbackRedirect = "http://127.0.0.1/oauth/mcp/callback"
 
 // Remove forgets a server's OAuth record and grant; the server then
 // uses its static auth (if any) again.

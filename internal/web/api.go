@@ -19,6 +19,7 @@ import (
 	"github.com/t3agent/t3agent/internal/agentconfig"
 	"github.com/t3agent/t3agent/internal/chat"
 	"github.com/t3agent/t3agent/internal/gate"
+	"github.com/t3agent/t3agent/internal/mcp"
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/typo3"
 )
@@ -62,6 +63,14 @@ type API struct {
 	Gate *gate.Gate
 	// Configs resolves ?configuration= on the tools routes; nil refuses it.
 	Configs Configs
+	// Ops serve usage, tokens, grants, settings and starting runs (ops.go).
+	Ops *Ops
+	// MCP manages the external MCP servers (routes_mcp.go); nil answers
+	// those routes 404.
+	MCP *mcp.Service
+	// AgentConfig reads and applies the agent configuration
+	// (routes_config.go); nil answers those routes 404.
+	AgentConfig *agentconfig.Service
 
 	// Now is the clock of sessions, tokens and the login limit; nil
 	// means time.Now.
@@ -190,7 +199,7 @@ const apiPrefix = "/api/v1"
 
 func (s *Server) apiRoutes() []route {
 	read := []store.Scope{store.ScopeAgentRead}
-	return []route{
+	base := []route{
 		{"POST /api/v1/login", public, nil, s.login},
 		{"POST /api/v1/logout", person, nil, s.logout},
 		{"GET /api/v1/me", anyone, nil, s.me},
@@ -227,6 +236,9 @@ func (s *Server) apiRoutes() []route {
 		{"GET /api/v1/tools", anyone, read, s.toolsList},
 		{"GET /api/v1/tools/{name}/explain", anyone, read, s.toolExplain},
 	}
+	// The admin pages' API: tool availability and calls, MCP servers,
+	// the agent configuration.
+	return slices.Concat(base, s.opsRoutes(), s.toolAdminRoutes(), s.mcpRoutes(), s.configRoutes())
 }
 
 // registerAPI registers the API routes, each counted in the route
@@ -395,6 +407,9 @@ func classify(err error) (int, errorBody) {
 		return m.status, errorBody{m.code, message(m.code)}
 	case errors.Is(err, agent.ErrAccessDenied):
 		return http.StatusForbidden, errorBody{"runAccessDenied", message("runAccessDenied")}
+	}
+	if status, body, ok := classifyAdmin(err); ok {
+		return status, body
 	}
 	return http.StatusInternalServerError, errorBody{"internal", message("internal")}
 }

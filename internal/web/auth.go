@@ -3,10 +3,8 @@ package web
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/t3agent/t3agent/internal/agent"
+	"github.com/t3agent/t3agent/internal/servicetoken"
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/typo3"
 )
@@ -42,10 +41,7 @@ var errNoSession = errors.New("no such session")
 
 // HashSecret is the SHA-256 (hex) under which a session secret or a
 // service token is stored and looked up.
-func HashSecret(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
-	return hex.EncodeToString(sum[:])
-}
+func HashSecret(secret string) string { return servicetoken.Hash(secret) }
 
 // randomSecret is 32 random bytes, base64url.
 func randomSecret() (string, error) {

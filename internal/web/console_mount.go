@@ -23,6 +23,12 @@ func (s *Server) mountConsole() {
 	if a.Chat != nil {
 		p.Chat = a.Chat
 	}
+	if o := a.Ops; o != nil {
+		p.Ops = &console.Ops{Tokens: o.Tokens, Settings: o.Settings, Usage: o.Usage, Configs: o.Configs, Starter: o.Starter}
+		if o.Grants != nil {
+			p.Ops.Grants = o.Grants
+		}
+	}
 	console.New(p).Register(s.handle)
 }
 

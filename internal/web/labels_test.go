@@ -22,6 +22,8 @@ var apiCodes = []string{
 	"insufficientScope", "sessionRequired", "rateLimited", "badRequest", "bodyTooLarge",
 	"unsupportedMediaType", "notFound", "methodNotAllowed", "runNotFound", "runAccessDenied",
 	"runFinished", "decisionRefused", "toolNotFound", "configurationNotFound", "chatUnavailable", "internal",
+	"adminRequired", "unavailable", "tokenNotFound", "tokenNameTaken", "grantNotFound", "queueUnavailable",
+	"toolGroupNotFound", "mcpServerNotFound", "mcpServerExists", "mcpFailed", "invalidConfiguration", "previewStale",
 }
 
 // germanMarks are words and letters only German text has; every German
