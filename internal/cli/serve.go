@@ -125,7 +125,10 @@ func (a *app) open(ctx context.Context, cfg config.Config) (*runtime, error) {
 	}
 	params := builtin.Params{SiteSearch: sitesearch.Params{Solr: sitesearch.SolrParams{URL: cfg.Search.SolrURL, Timeout: cfg.Search.SolrTimeout}}}
 	if cfg.SiteIndex.Enabled {
+		// search_records takes candidates from it; site_rag_query asks it
+		// last, once it is built.
 		params.Index = r.index
+		params.SiteSearch.Index = r.index
 	}
 	r.registry, err = tool.NewRegistry(builtin.ToolsWith(r.site, policy, params), r.mcp.Provider())
 	if err != nil {

@@ -200,7 +200,9 @@ func checkMatrix(t *testing.T, f *fixture, backend string, cases []leakCase) {
 	for _, id := range f.sourceIDs(backend) {
 		res := f.call("site_fetch_source", map[string]any{"source_id": id})
 		for _, c := range cases {
-			if !c.public && len(c.pages) > 0 && strings.Contains(res.Content, c.marker) {
+			// (A stale-text case's page is public; its description holds
+			// the marker as part of a longer word and is shown.)
+			if !c.public && !c.staleText && len(c.pages) > 0 && strings.Contains(res.Content, c.marker) {
 				t.Errorf("%s: fetch %s returned the non-public %s: %s", backend, id, c.name, res.Content)
 			}
 		}
@@ -220,6 +222,9 @@ func (f *fixture) sourceIDs(backend string) []string {
 		"ke_search":      `SELECT uid, targetpid FROM tx_kesearch_index`,
 		"indexed_search": `SELECT phash, data_page_id FROM index_phash`,
 	}[backend]
+	if q == "" {
+		return nil // t3agent's own index lives in the store
+	}
 	rows, err := f.rw.SQL.Query(q)
 	if err != nil {
 		f.t.Fatal(err)

@@ -99,6 +99,8 @@ type Backend interface {
 type Params struct {
 	// Solr, when its URL is set, puts Solr first.
 	Solr SolrParams
+	// Index is t3agent's own site index, asked last; nil leaves it out.
+	Index Index
 }
 
 // Tools returns the site search tools over site. policy is accepted for
@@ -120,7 +122,11 @@ func backends(site *typo3.Site, p Params) []Backend {
 	if p.Solr.URL != "" {
 		out = append(out, newSolr(site, p.Solr))
 	}
-	return append(out, &keSearch{site: site}, &indexedSearch{site: site})
+	out = append(out, &keSearch{site: site}, &indexedSearch{site: site})
+	if p.Index != nil {
+		out = append(out, &ownIndex{site: site, ix: p.Index})
+	}
+	return out
 }
 
 type engine struct {
