@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 sampling and roots are named here only to refuse them
+
 package mcp
 
 import (

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the refusal of deprecated sampling and roots is what is tested
+
 package mcp_test
 
 import (
@@ -258,7 +260,6 @@ func TestUnsupportedServerRequests(t *testing.T) {
 	s.mcp.AddTool(&sdk.Tool{Name: "probe", Description: "Asks the client for everything.", InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			ss := req.Session
-			//lint:ignore SA1019 the refusal of deprecated sampling is what is tested
 			_, err := ss.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 5, Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}})
 			mu.Lock()
 			got["sampling"] = errText(err)
@@ -314,9 +315,8 @@ func TestUnsupportedInputRequest(t *testing.T) {
 	s := newSDKServer(t, askingKinds[0])
 	s.mcp.AddTool(&sdk.Tool{Name: "sample", Description: "Wants an LLM.", InputSchema: map[string]any{"type": "object"}},
 		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			//lint:ignore SA1019 the refusal of deprecated sampling is what is tested
 			return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"s": &sdk.CreateMessageParams{MaxTokens: 5,
-				Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}}}}, nil //lint:ignore SA1019 as above
+				Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}}}}, nil
 		})
 	f := newFixture(t)
 	g := f.gated(t)
