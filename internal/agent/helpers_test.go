@@ -22,6 +22,7 @@ import (
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/llm"
 	"github.com/t3agent/t3agent/internal/llm/llmtest"
+	"github.com/t3agent/t3agent/internal/logtest"
 	"github.com/t3agent/t3agent/internal/mcp"
 	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/secret"
@@ -56,7 +57,7 @@ type fixture struct {
 	key       string // the keyring's key, encoded
 	rt        *agent.Runtime
 	sleeps    *sleeps
-	logs      *syncBuffer
+	logs      *logtest.Buffer
 	// mcp is the MCP client whose catalogue the registry loads, when
 	// fixtureParams.mcp asked for one.
 	mcp *mcp.Service
@@ -79,7 +80,7 @@ type fixtureParams struct {
 func newFixture(t testing.TB, p fixtureParams) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{t: t, sleeps: &sleeps{}, logs: &syncBuffer{}}
+	f := &fixture{t: t, sleeps: &sleeps{}, logs: &logtest.Buffer{}}
 	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	f.site = demotest.New(t, typo3.DialectSQLite)
 	db := f.site.Open(t)
@@ -317,23 +318,6 @@ func (s *sleeps) waits() []time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]time.Duration(nil), s.d...)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // testTool is a real tool whose spec a test chooses; it counts its calls.

@@ -1,7 +1,6 @@
 package demowrite_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 
 	"github.com/t3agent/t3agent/internal/demo"
 	"github.com/t3agent/t3agent/internal/demowrite"
+	"github.com/t3agent/t3agent/internal/logtest"
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/typo3"
 	"github.com/t3agent/t3agent/internal/typo3/tca"
@@ -75,37 +74,19 @@ func copyDemo(t *testing.T) *demo.Result {
 // clock is the fixture's time: tstamp values are checked against it.
 var clock = time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
 
-// syncBuffer collects the server's log for grepping.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // fixture is a small demo site, a store and a started write server.
 type fixture struct {
 	demo  *demo.Result
 	store store.Store
 	site  *typo3.Site
 	srv   *demowrite.Server
-	log   *syncBuffer
+	log   *logtest.Buffer
 	db    *sql.DB // reads the site to check writes
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{demo: copyDemo(t), log: &syncBuffer{}}
+	f := &fixture{demo: copyDemo(t), log: &logtest.Buffer{}}
 	ctx := context.Background()
 	var err error
 	f.store, err = store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "t3agent.db"), store.OpenParams{})

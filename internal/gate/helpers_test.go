@@ -1,18 +1,17 @@
 package gate_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/t3agent/t3agent/internal/gate"
+	"github.com/t3agent/t3agent/internal/logtest"
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
@@ -58,31 +57,13 @@ func newTool(name string, mut ...func(*tool.Spec)) *testTool {
 	return &testTool{spec: s}
 }
 
-// syncBuffer collects log output written from any goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // env is one gate over a real SQLite store file.
 type env struct {
 	t    testing.TB
 	gate *gate.Gate
 	st   store.Store
 	path string // the SQLite file
-	logs *syncBuffer
+	logs *logtest.Buffer
 	reg  *tool.Registry
 }
 
@@ -106,7 +87,7 @@ func newEnv(t testing.TB, p envParams) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	reg.SetLogger(logger)
 	var gst gate.Store = st

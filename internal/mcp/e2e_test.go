@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/t3agent/t3agent/internal/gate"
+	"github.com/t3agent/t3agent/internal/logtest"
 	"github.com/t3agent/t3agent/internal/mcp"
 	"github.com/t3agent/t3agent/internal/store"
 )
@@ -41,7 +42,7 @@ func startEverything(t *testing.T) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, node, entry, "streamableHttp")
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-	var out syncBuffer
+	var out logtest.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		cancel()

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/t3agent/t3agent/internal/gate"
+	"github.com/t3agent/t3agent/internal/logtest"
 	"github.com/t3agent/t3agent/internal/mcp"
 	"github.com/t3agent/t3agent/internal/secret"
 	"github.com/t3agent/t3agent/internal/store"
@@ -30,30 +31,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func admin() *typo3.BackendUser  { return &typo3.BackendUser{UID: 1, Username: "admin", Admin: true} }
 func editor() *typo3.BackendUser { return &typo3.BackendUser{UID: 7, Username: "editor"} }
 
-// syncBuffer collects log output written from any goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // fixture is a Service over a real SQLite store, logging into logs.
 type fixture struct {
 	st   store.Store
 	svc  *mcp.Service
 	keys *secret.Keyring
-	logs *syncBuffer
+	logs *logtest.Buffer
 	log  *slog.Logger
 }
 
@@ -72,7 +55,7 @@ func newFixture(t testing.TB, mut ...func(*mcp.Params)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{st: st, keys: keys, logs: &syncBuffer{}}
+	f := &fixture{st: st, keys: keys, logs: &logtest.Buffer{}}
 	f.log = slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	p := mcp.Params{Store: st, Keyring: keys, Logger: f.log, ClientVersion: "test"}
 	for _, m := range mut {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/t3agent/t3agent/internal/dbtest"
 	"github.com/t3agent/t3agent/internal/gate"
+	"github.com/t3agent/t3agent/internal/logtest"
 	"github.com/t3agent/t3agent/internal/mcp"
 	"github.com/t3agent/t3agent/internal/store"
 	"github.com/t3agent/t3agent/internal/tool"
@@ -67,7 +68,7 @@ func TestRegistryFollowsAnotherProcess(t *testing.T) {
 	forStoreDSNs(t, func(t *testing.T, dsn string) {
 		ctx := t.Context()
 		srv := newSDKServer(t, serverKinds[3])
-		logs := &syncBuffer{}
+		logs := &logtest.Buffer{}
 		log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		serve, cli := newProcess(t, dsn, log), newProcess(t, dsn, log)
 

@@ -21,6 +21,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/t3agent/t3agent/internal/logtest"
 	"github.com/t3agent/t3agent/internal/mcp"
 	"github.com/t3agent/t3agent/internal/mcpauth"
 	"github.com/t3agent/t3agent/internal/oauth"
@@ -34,24 +35,6 @@ const (
 	redirectURL = "http://127.0.0.1:33418/callback"
 	password    = "correct horse"
 )
-
-// syncBuffer collects log output written from any goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // tokenLog records every token and code the token endpoint hands out,
 // so the test can look for them where they must not be.
@@ -111,7 +94,7 @@ type env struct {
 	st     store.Store
 	svc    *mcp.Service
 	mgr    *mcpauth.Manager
-	logs   *syncBuffer
+	logs   *logtest.Buffer
 	tokens *tokenLog
 	// stepUp, when set, is the scope tools/call needs beyond "mcp".
 	stepUp string
@@ -126,7 +109,7 @@ var secretField = regexp.MustCompile(`name="secret" value="([^"]+)"`)
 func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
 	ctx := t.Context()
-	e := &env{logs: &syncBuffer{}, stepUp: o.stepUp}
+	e := &env{logs: &logtest.Buffer{}, stepUp: o.stepUp}
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	open := func(name string) store.Store {
 		st, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), name), store.OpenParams{})

@@ -1,7 +1,6 @@
 package tool_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/t3agent/t3agent/internal/logtest"
 	"github.com/t3agent/t3agent/internal/tool"
 )
 
@@ -80,26 +80,8 @@ func (c *catalogue) set(ts []tool.Tool, err error) {
 	c.tools, c.err = ts, err
 }
 
-// syncBuffer collects log output written from any goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func logTo(r *tool.Registry) *syncBuffer {
-	var buf syncBuffer
+func logTo(r *tool.Registry) *logtest.Buffer {
+	var buf logtest.Buffer
 	r.SetLogger(slog.New(slog.NewTextHandler(&buf, nil)))
 	return &buf
 }

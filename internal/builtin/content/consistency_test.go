@@ -16,6 +16,7 @@ import (
 	"github.com/t3agent/t3agent/internal/demo/demotest"
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/gate/gatetest"
+	"github.com/t3agent/t3agent/internal/logtest"
 	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
@@ -26,7 +27,7 @@ import (
 // the structure tools, for a provider trusted with everything.
 type consistency struct {
 	gate   *gate.Gate
-	logs   *syncBuffer
+	logs   *logtest.Buffer
 	policy *readpolicy.Policy
 	rw     *typo3.DB
 	users  map[string]*typo3.BackendUser

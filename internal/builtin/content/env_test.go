@@ -1,14 +1,12 @@
 package content_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/t3agent/t3agent/internal/demo/demotest"
 	"github.com/t3agent/t3agent/internal/gate"
 	"github.com/t3agent/t3agent/internal/gate/gatetest"
+	"github.com/t3agent/t3agent/internal/logtest"
 	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/tool"
 	"github.com/t3agent/t3agent/internal/typo3"
@@ -61,31 +60,14 @@ type env struct {
 	rw    *typo3.DB
 	log   *queryLog
 	gate  *gate.Gate
-	logs  *syncBuffer
+	logs  *logtest.Buffer
 	users map[string]*typo3.BackendUser
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // newGate registers tools behind a real gate whose log the test reads.
-func newGate(t testing.TB, tools []tool.Tool) (*gate.Gate, *syncBuffer) {
+func newGate(t testing.TB, tools []tool.Tool) (*gate.Gate, *logtest.Buffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	return gatetest.New(t, slog.New(slog.NewTextHandler(logs, nil)), tools...), logs
 }
 
@@ -124,7 +106,7 @@ func (e *env) call(t testing.TB, user, name string, args map[string]any) tool.Re
 
 // invoke calls a tool through g as actor for a provider in zone, failing
 // the test when the tool broke or was not offered (logs tells why).
-func invoke(t testing.TB, g *gate.Gate, logs *syncBuffer, zone tool.TrustZone, actor *typo3.BackendUser,
+func invoke(t testing.TB, g *gate.Gate, logs *logtest.Buffer, zone tool.TrustZone, actor *typo3.BackendUser,
 	name string, args map[string]any) tool.Result {
 	t.Helper()
 	raw, err := json.Marshal(args)

@@ -11,6 +11,7 @@ import (
 	"github.com/t3agent/t3agent/internal/dbtest"
 	"github.com/t3agent/t3agent/internal/demo/demotest"
 	"github.com/t3agent/t3agent/internal/gate"
+	"github.com/t3agent/t3agent/internal/logtest"
 	"github.com/t3agent/t3agent/internal/readpolicy"
 	"github.com/t3agent/t3agent/internal/siteindex"
 	"github.com/t3agent/t3agent/internal/store"
@@ -34,7 +35,7 @@ type indexed struct {
 	*env
 	ix   *siteindex.Index
 	gate *gate.Gate
-	logs *syncBuffer
+	logs *logtest.Buffer
 	scan *gate.Gate
 }
 

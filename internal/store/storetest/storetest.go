@@ -9,7 +9,6 @@
 package storetest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/t3agent/t3agent/internal/logtest"
 	"github.com/t3agent/t3agent/internal/store"
 )
 
@@ -864,7 +864,7 @@ func testCanceledContext(t *testing.T, h harness) {
 func testReopen(t *testing.T, h harness) {
 	dsn := h.newDSN(t)
 	c := newClock()
-	var logs syncBuffer
+	var logs logtest.Buffer
 	p := store.OpenParams{Now: c.Now, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 
 	st, err := store.Open(t.Context(), dsn, p)
@@ -907,30 +907,6 @@ func testReopen(t *testing.T, h harness) {
 		t.Errorf("after reopen group overrides = %+v, %v", groups, err)
 	}
 	wantSetting(t, st, "kept", "yes")
-}
-
-// syncBuffer is a bytes.Buffer safe to write from the store's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b.Reset()
 }
 
 // testToolPolicy: one read holds exactly the tool overrides, the group
