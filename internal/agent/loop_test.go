@@ -100,8 +100,9 @@ func TestLoopOpenAI(t *testing.T) {
 	first := srv.Request(0)
 	tools := toolNames(t, first)
 	if !slices.Equal(tools, []string{"browse_fal_folder", "find_missing_files", "get_fal_references", "get_page_content",
-		"get_record_history", "list_fal_storages", "read_records", "search_fal_files", "search_records"}) {
-		t.Errorf("offered %v; an externalGlobal configuration gets the editor's content and files tools only", tools)
+		"get_record_history", "list_fal_storages", "read_records", "search_fal_files", "search_records",
+		"site_fetch_source", "site_rag_query"}) {
+		t.Errorf("offered %v; an externalGlobal configuration gets the editor's content, files and public site search tools only", tools)
 	}
 	third := messages(t, srv.Request(2))
 	results := map[string]string{}

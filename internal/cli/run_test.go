@@ -103,7 +103,7 @@ configurations:
 	for _, want := range []string{
 		"Run " + id, "status         completed", "user           editor (uid 2)", "configuration  assistant",
 		"caller         cli / run", "tokens         1600 in / 21 out", "cost           $0.00421", "Events (7)",
-		"context", "gpt-demo via assistant: 2 messages, 9 tool(s)", "answered tool_calls: 700 in / 12 out tokens, $0.00187; calls search_records",
+		"context", "gpt-demo via assistant: 2 messages, 11 tool(s)", "answered tool_calls: 700 in / 12 out tokens, $0.00187; calls search_records",
 		"search_records [call_1]: ok", "answered stop",
 	} {
 		if !strings.Contains(out, want) {

@@ -72,9 +72,9 @@ type Match struct {
 }
 
 // maxPieceTerms bounds the vocabulary terms one query piece may stand
-// for; a piece inside more terms (two letters, say) narrows too little
+// for; a piece inside more terms (one or two letters, say) narrows too little
 // to be worth a statement, and the search scans instead.
-const maxPieceTerms = 1024
+const maxPieceTerms = 64
 
 // Substring resolves q for a case-insensitive substring search: the rows
 // whose raw searchable text contains q are among the documents holding,
